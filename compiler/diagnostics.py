@@ -1,0 +1,119 @@
+"""Diagnostic values and the one table of diagnostic codes, severities and summaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from .ir import Span
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edit:
+    """Replace the text in `span` with `new_text` (an empty span inserts)."""
+
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fix:
+    """A machine-applicable repair offered with a diagnostic."""
+
+    title: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnostic:
+    """One finding: a stable code, its severity, a one-line message and where it points."""
+
+    code: str
+    severity: Severity
+    message: str
+    span: Span
+    fix: Fix | None = None
+
+    def sort_key(self) -> tuple[str, int, int, int, str, str]:
+        s = self.span
+        return (s.path, s.line, s.column, self.severity.rank, self.code, self.message)
+
+    def with_severity(self, severity: Severity) -> Diagnostic:
+        return replace(self, severity=severity)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    severity: Severity
+    summary: str
+    strict_severity: Severity | None = None  # severity under --strict, when it differs
+
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+# The single registry of codes. Adding a rule means adding its code here, a failing
+# example under corpus/invalid/<code>/ and a line in the README's table.
+CODES: dict[str, CodeInfo] = {
+    # files and frontmatter
+    "internal_error": CodeInfo(E, "prosec hit a bug while checking this file; please report it"),
+    "file_unreadable": CodeInfo(E, "the file cannot be read or is not UTF-8"),
+    "frontmatter_missing": CodeInfo(E, "the file has no YAML frontmatter block"),
+    "frontmatter_invalid": CodeInfo(E, "the frontmatter is not valid YAML or not a mapping"),
+    "frontmatter_unterminated": CodeInfo(E, "the frontmatter block is never closed with `---`"),
+    "name_missing": CodeInfo(E, "the contract has no `name`"),
+    "name_invalid": CodeInfo(E, "the contract name is empty or contains path separators"),
+    "kind_missing": CodeInfo(E, "the contract has no `kind`"),
+    "kind_unknown": CodeInfo(E, "the `kind` is not one of the five OpenProse kinds"),
+    "kind_retired": CodeInfo(E, "the `kind` is retired (`service`, `system`)"),
+    "id_missing": CodeInfo(W, "a responsibility has no `id:`", strict_severity=E),
+    "id_malformed": CodeInfo(E, "the `id:` is not 26 characters of Crockford base32"),
+    "subject_missing": CodeInfo(E, "a test has no `subject:`"),
+    "subject_unknown": CodeInfo(W, "a test's `subject:` names no responsibility or function"),
+    "name_duplicate": CodeInfo(E, "two contracts in the project share a name"),
+    "id_duplicate": CodeInfo(E, "two responsibilities in the project share an `id:`"),
+    # sections
+    "section_retired": CodeInfo(W, "a judge-era section that folds into another section"),
+    "section_wrong_kind": CodeInfo(W, "a section that does not apply to this kind"),
+    "section_unknown": CodeInfo(I, "a `###` section OpenProse does not define (kept as text)"),
+    "section_duplicate": CodeInfo(W, "the same `###` section appears twice in one contract"),
+    "maintains_missing": CodeInfo(E, "a responsibility or gateway has no `### Maintains`"),
+    "returns_missing": CodeInfo(W, "a function has no `### Returns`"),
+    "gateway_not_external": CodeInfo(E, "a gateway's continuity is not external-driven"),
+    "facet_duplicate": CodeInfo(E, "two `####` facets of one `### Maintains` share a name"),
+    "facet_reserved": CodeInfo(E, "a facet uses a reserved name such as `@atomic`"),
+    "continuity_unclear": CodeInfo(W, "`### Continuity` does not say input, self or external"),
+    "fence_unterminated": CodeInfo(E, "a code fence is never closed"),
+    "yaml_invalid": CodeInfo(E, "a fenced ```yaml block is not valid YAML"),
+    # tools and skills (codes kept verbatim from the upstream compiler)
+    "tool_invalid": CodeInfo(E, "a `### Tools` entry is not `cli:<name>` or `mcp:<name>`"),
+    "tool_unsupported_kind": CodeInfo(E, "a `### Tools` entry uses a reserved namespace"),
+    "tool_unresolved": CodeInfo(E, "a declared tool is not on PATH or in the MCP registry"),
+    "skill_invalid": CodeInfo(E, "a `### Skills` entry is not `namespace:name`"),
+    "skill_unresolved": CodeInfo(E, "a declared skill is not installed in any search path"),
+    # ProseScript
+    "prosescript_syntax": CodeInfo(E, "a ```prose fence does not parse as ProseScript"),
+    "prosescript_undefined_name": CodeInfo(W, "ProseScript reads a name that is never bound"),
+    "prosescript_unknown_call": CodeInfo(W, "`call` names no function, `use` alias or slot"),
+    "prosescript_unbounded_loop": CodeInfo(W, "an open `loop` has no `(max: N)` bound"),
+    "prosescript_legacy_io": CodeInfo(E, "legacy `input`/`output` declarations in ProseScript"),
+    "execution_unfenced": CodeInfo(I, "`### Execution` is written as unfenced pseudocode"),
+}
+
+
+def make(code: str, message: str, span: Span, fix: Fix | None = None) -> Diagnostic:
+    """Build a diagnostic with the registered default severity of `code`."""
+    return Diagnostic(code=code, severity=CODES[code].severity, message=message, span=span, fix=fix)
+
+
+def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
+    return any(d.severity is Severity.ERROR for d in diagnostics)

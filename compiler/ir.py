@@ -1,0 +1,228 @@
+"""The typed intermediate representation: frozen, slotted, keyword-only dataclasses with spans."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+ATOMIC_FACET = "@atomic"
+
+KINDS = ("responsibility", "function", "gateway", "pattern", "test")
+RETIRED_KINDS = {"service": "function", "system": "responsibility"}
+NODE_KINDS = ("responsibility", "gateway")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Span:
+    """A 1-based, inclusive-start, exclusive-end-column region of one source file."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def contains(self, other: Span) -> bool:
+        return (self.line, self.column) <= (other.line, other.column) and (
+            other.end_line,
+            other.end_column,
+        ) <= (self.end_line, self.end_column)
+
+
+class ItemStyle(StrEnum):
+    """How a list item was written; the parser keeps it so fixes can preserve style."""
+
+    BACKTICK_COLON = "backtick-colon"  # - `name`: desc
+    BACKTICK_DASH = "backtick-dash"  # - `name` — desc
+    BACKTICK_ONLY = "backtick-only"  # - `name`
+    BARE_COLON = "bare-colon"  # - name: desc
+    SENTENCE = "sentence"  # - free text
+
+
+class ClauseKind(StrEnum):
+    """Keyword bullets and sentences inside a section that are not contract items."""
+
+    IMMATERIAL = "immaterial"
+    MATERIAL = "material"
+    POSTCONDITION = "postcondition"
+    FRESHNESS = "freshness"
+
+
+class WakeSource(StrEnum):
+    INPUT = "input"
+    SELF = "self"
+    EXTERNAL = "external"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Text:
+    """A run of prose (paragraph, blockquote line, table, non-structural heading)."""
+
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Item:
+    """One contract item: a bullet with an optional leading name and its description."""
+
+    name: str | None
+    description: str
+    text: str  # the whole bullet's plain text
+    style: ItemStyle
+    span: Span
+    name_span: Span | None = None
+    children: tuple[Item, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Clause:
+    """An `immaterial:` / `postcondition:` / `Material:` … statement (bullet or sentence)."""
+
+    kind: ClauseKind
+    text: str  # the clause body after its keyword
+    span: Span
+    qualifier: str = ""  # e.g. "everywhere" in `immaterial everywhere:`
+    bullet: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fence:
+    """A fenced code block; `info` is the language tag, lowercased."""
+
+    info: str
+    content: str
+    span: Span
+    content_line: int  # 1-based line of the first content line
+    closed: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Body:
+    """The parsed content of a section or facet body, in source order per category."""
+
+    paragraphs: tuple[Text, ...] = ()
+    items: tuple[Item, ...] = ()
+    clauses: tuple[Clause, ...] = ()
+    fences: tuple[Fence, ...] = ()
+    subheadings: tuple[Text, ...] = ()  # #### and deeper headings that are not facets
+
+    @property
+    def text(self) -> str:
+        parts = [p.text for p in self.paragraphs] + [i.text for i in self.items]
+        parts += [c.text for c in self.clauses]
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Facet:
+    """A `####` part under `### Maintains`: a named, independently subscribable truth."""
+
+    name: str
+    heading: str  # heading text as written (entities decoded)
+    span: Span  # the whole facet (heading through body)
+    heading_span: Span
+    body: Body = field(default_factory=Body)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Need:
+    """One `### Requires` need: a bullet, a free sentence, or a `####` facet-need."""
+
+    name: str | None  # leading backticked/bare name or the facet-need heading
+    text: str  # full text of the need (heading + body for a facet-need)
+    span: Span
+    name_span: Span | None = None
+    facet_need: bool = False
+    run_typed: str | None = None  # "run" | "run[]" for run-typed caller inputs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Section:
+    """A `###` section: its canonical key, heading as written, and parsed body."""
+
+    key: str  # lowercased, whitespace-collapsed title without the heading value
+    title: str  # title as written (before any `:` value)
+    value: str  # the value written in the heading (`### Continuity: external-driven`)
+    span: Span
+    heading_span: Span
+    body: Body = field(default_factory=Body)
+    facets: tuple[Facet, ...] = ()  # only under Maintains
+    needs: tuple[Need, ...] = ()  # only under Requires
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Continuity:
+    """The lowered `### Continuity` wake-source declaration."""
+
+    wake_source: WakeSource
+    cadence: str | None = None  # normalized, e.g. "PT6H" or "P1D"
+    cadence_text: str | None = None  # the phrase it was read from
+    declared: bool = False  # False when defaulted because no section exists
+    span: Span | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatternInstance:
+    """A fenced `yaml` pattern instantiation (`name`, `pattern`, `with`, `config`)."""
+
+    name: str
+    pattern: str
+    bindings: tuple[tuple[str, Any], ...] = ()  # `with:` slot → value (str or nested)
+    config: tuple[tuple[str, Any], ...] = ()
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Contract:
+    """One authored component: a file-level entry or an inline `##` node."""
+
+    name: str
+    kind: str  # "responsibility" | … | "unknown" (rules report bad kinds)
+    span: Span  # whole contract region
+    name_span: Span  # where the name is written (frontmatter key or `##` heading)
+    path: str  # root-relative, forward-slashed source path
+    inline: bool = False
+    parent: str | None = None  # file-level contract name for inline nodes
+    title: str | None = None  # `#` title text
+    id: str | None = None
+    subject: str | None = None
+    version: str | None = None
+    frontmatter: Mapping[str, Any] = field(default_factory=dict)
+    frontmatter_spans: Mapping[str, Span] = field(default_factory=dict)
+    preamble: Body = field(default_factory=Body)  # text before the first `###`
+    sections: tuple[Section, ...] = ()
+    pattern_instances: tuple[PatternInstance, ...] = ()
+    continuity: Continuity | None = None  # filled by the continuity pass
+
+    def section(self, key: str) -> Section | None:
+        for section in self.sections:
+            if section.key == key:
+                return section
+        return None
+
+    def sections_named(self, key: str) -> tuple[Section, ...]:
+        return tuple(s for s in self.sections if s.key == key)
+
+    @property
+    def facets(self) -> tuple[Facet, ...]:
+        maintains = self.section("maintains")
+        return maintains.facets if maintains else ()
+
+    @property
+    def needs(self) -> tuple[Need, ...]:
+        return tuple(n for s in self.sections_named("requires") for n in s.needs)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceFile:
+    """One parsed `.prose.md` file: its text, contracts, and structural facts."""
+
+    path: str  # root-relative, forward-slashed
+    text: str
+    contracts: tuple[Contract, ...]
+    has_frontmatter: bool
+    frontmatter_span: Span | None = None
+    fences: tuple[Fence, ...] = ()  # every fence in the file, in order
