@@ -1,1 +1,3 @@
-"""placeholder"""
+"""prosec.runtime: canonical JSON, content addresses, receipts, state and the reconciler."""
+
+__all__: list[str] = []

@@ -1,0 +1,84 @@
+"""The `prosec` command line: click commands; the only place that reads os.environ."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import click
+
+from . import __version__
+
+# Commands whose modules pull in heavy libraries (networkx, jsonschema, pygls) or the
+# runtime are imported only when invoked, so `prosec lint FILE` starts fast.
+LAZY_COMMANDS: dict[str, str] = {
+    "lint": "prosec.compiler.commands.lint:lint",
+}
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class LazyGroup(click.Group):
+    """A click group that imports each subcommand's module on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in LAZY_COMMANDS:
+            return command
+        module_name, _, attr = LAZY_COMMANDS[cmd_name].partition(":")
+        loaded = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(loaded, click.Command):  # pragma: no cover - wiring bug
+            raise TypeError(f"{LAZY_COMMANDS[cmd_name]} is not a click command")
+        return loaded
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, "--version", "-V", prog_name="prosec")
+def cli() -> None:
+    """prosec: the deterministic compiler, linter and runtime for OpenProse.
+
+    OpenProse programs are Markdown contracts (`*.prose.md`). prosec parses them,
+    checks them, wires their `### Requires` needs to producers' `### Maintains`
+    facets, writes the compiled intent to dist/, and runs it.
+
+    \b
+    Typical use:
+      prosec lint src/                 report diagnostics (text, json, github, sarif)
+      prosec build                     compile ./src into dist/manifest.next.json
+      prosec run                       reconcile the active manifest
+
+    Exit codes: 0 ok, 1 findings or failure, 2 usage or I/O error, 3 internal error.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run click, turning bugs into exit 3 with a short note."""
+    try:
+        cli.main(args=argv, prog_name="prosec", standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("prosec: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug, not a user error: say so briefly
+        _report_bug(exc)
+        sys.exit(EXIT_INTERNAL)
+
+
+def _report_bug(exc: BaseException) -> None:
+    import os
+    import traceback
+
+    click.echo(
+        f"prosec: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in prosec; please report it with the command you ran. "
+        "Set PROSEC_DEBUG=1 for the traceback.",
+        err=True,
+    )
+    if os.environ.get("PROSEC_DEBUG"):
+        traceback.print_exception(exc, file=sys.stderr)
