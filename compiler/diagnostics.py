@@ -98,7 +98,7 @@ CODES: dict[str, CodeInfo] = {
     "tool_invalid": CodeInfo(E, "a `### Tools` entry is not `cli:<name>` or `mcp:<name>`"),
     "tool_unsupported_kind": CodeInfo(E, "a `### Tools` entry uses a reserved namespace"),
     "tool_unresolved": CodeInfo(E, "a declared tool is not on PATH or in the MCP registry"),
-    "skill_invalid": CodeInfo(E, "a `### Skills` entry is not `namespace:name`"),
+    "skill_invalid": CodeInfo(E, "a `### Skills` entry is not `name` or `namespace:name`"),
     "skill_unresolved": CodeInfo(E, "a declared skill is not installed in any search path"),
     # ProseScript
     "prosescript_syntax": CodeInfo(E, "a ```prose fence does not parse as ProseScript"),

@@ -226,3 +226,70 @@ class SourceFile:
     has_frontmatter: bool
     frontmatter_span: Span | None = None
     fences: tuple[Fence, ...] = ()  # every fence in the file, in order
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Project:
+    """Every parsed source of one compile or lint, in discovery (sorted path) order."""
+
+    files: tuple[SourceFile, ...]
+
+    @property
+    def contracts(self) -> tuple[Contract, ...]:
+        return tuple(c for f in self.files for c in f.contracts)
+
+    def file(self, path: str) -> SourceFile | None:
+        return next((f for f in self.files if f.path == path), None)
+
+
+class Rung(StrEnum):
+    """The Forme ladder rung that resolved a need (DESIGN.md section 5)."""
+
+    PINNED = "pinned"
+    QUALIFIED = "qualified"
+    NAMED = "named"
+    EMITS = "emits"
+    MENTIONED = "mentioned"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edge:
+    """One resolved subscription: `subscriber.Requires.<need>` → `producer.Maintains.<facet>`."""
+
+    subscriber: str
+    producer: str
+    facet: str
+    rung: Rung
+    evidence: str  # the text that decided it (pin, qualifier phrase, matched name …)
+    need: Need | None = None  # None for edges drawn from a gateway's `### Emits`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    """What Forme decided for one need, including the undecided outcomes."""
+
+    subscriber: str
+    need: Need
+    edges: tuple[Edge, ...] = ()
+    status: str = "wired"  # "wired" | "ambiguous" | "unsatisfied"
+    candidates: tuple[str, ...] = ()  # `producer.facet` candidates or nearest producers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyNode:
+    name: str
+    contract: Contract
+    wake_source: WakeSource
+    cadence: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Topology:
+    """Forme's output: nodes, edges (sorted), entry points, acyclicity and every decision."""
+
+    nodes: tuple[TopologyNode, ...]
+    edges: tuple[Edge, ...]
+    entry_points: tuple[str, ...]
+    acyclic: bool
+    resolutions: tuple[Resolution, ...] = ()
+    cycle: tuple[str, ...] = ()  # node names along one cycle, first repeated at the end

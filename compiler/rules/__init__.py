@@ -1,1 +1,37 @@
-"""placeholder"""
+"""Lint rules: small modules, each yielding diagnostics for one family of checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ..diagnostics import Diagnostic
+from ..ir import Contract, Project
+from . import declarations, identity, prosescript, sections
+from .context import RuleContext
+
+__all__ = ["RuleContext", "run"]
+
+ContractRule = Callable[[Contract, RuleContext], Iterable[Diagnostic]]
+ProjectRule = Callable[[Project], Iterable[Diagnostic]]
+
+# The rule chain, in reporting order; each entry is switchable by its codes in prose.toml.
+CONTRACT_RULES: tuple[ContractRule, ...] = (
+    identity.check,
+    sections.check,
+    declarations.check,
+    prosescript.check,
+)
+PROJECT_RULES: tuple[ProjectRule, ...] = (identity.check_project,)
+
+
+def run(project: Project) -> list[Diagnostic]:
+    """Every rule over every contract, then the project-wide rules."""
+    found: list[Diagnostic] = []
+    for source in project.files:
+        context = RuleContext(project=project, source=source)
+        for contract in source.contracts:
+            for rule in CONTRACT_RULES:
+                found.extend(rule(contract, context))
+    for project_rule in PROJECT_RULES:
+        found.extend(project_rule(project))
+    return found

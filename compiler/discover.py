@@ -1,0 +1,120 @@
+"""Source discovery: paths given on the command line → the `.prose.md` files to read."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+SUFFIX = ".prose.md"
+# generated or vendored trees that never hold the project's own sources
+SKIPPED_DIRS = frozenset({"dist", "runs", "state", "deps", ".git", ".venv", "node_modules", ".prose"})
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SourceRef:
+    """A discovered file: `display` is how diagnostics and artifacts name it."""
+
+    display: str
+    path: Path
+
+
+class DiscoveryError(Exception):
+    """A path the user named does not exist or is not a directory or `.prose.md` file."""
+
+
+def display_path(path: Path, base: Path) -> str:
+    """Forward-slashed path relative to `base` when inside it, else the path as given."""
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def project_key(path: Path) -> Path:
+    """The project a source belongs to: the nearest directory with `prose.toml` or
+    `prose.lock`, else the parent of the nearest `src/`, else the file's own directory."""
+    directory = path.resolve().parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / "prose.toml").is_file() or (candidate / "prose.lock").is_file():
+            return candidate
+    for candidate in (directory, *directory.parents):
+        if candidate.name == "src":
+            return candidate.parent
+    return directory
+
+
+def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) -> list[SourceRef]:
+    """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated."""
+    excluded = {p.resolve() for p in exclude}
+    found: dict[Path, SourceRef] = {}
+    for path in paths:
+        if not path.exists():
+            raise DiscoveryError(f"{path}: no such file or directory")
+        if path.is_file():
+            resolved = path.resolve()
+            found.setdefault(resolved, SourceRef(display_path(path, base), path))
+            continue
+        ignore = _GitIgnore.for_root(path)
+        for file in _walk(path, ignore, excluded):
+            found.setdefault(file.resolve(), SourceRef(display_path(file, base), file))
+    return sorted(found.values())
+
+
+def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        current = Path(dirpath)
+        kept = []
+        for name in sorted(dirnames):
+            child = current / name
+            if name in SKIPPED_DIRS or child.resolve() in excluded or ignore.ignored(child, True):
+                continue
+            kept.append(name)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            if name.endswith(SUFFIX):
+                file = current / name
+                if file.resolve() not in excluded and not ignore.ignored(file, False):
+                    yield file
+
+
+class _GitIgnore:
+    """The `.gitignore` of a source root (and of the enclosing repository root)."""
+
+    def __init__(self, base: Path, patterns: list[str]) -> None:
+        self.base = base.resolve()
+        self.spec = None
+        if patterns:
+            import pathspec
+
+            self.spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+
+    @classmethod
+    def for_root(cls, root: Path) -> _GitIgnore:
+        repo = _repo_root(root)
+        base = repo or root
+        patterns: list[str] = []
+        ignore_file = base / ".gitignore"
+        if ignore_file.is_file():
+            try:
+                patterns = ignore_file.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                patterns = []
+        return cls(base, patterns)
+
+    def ignored(self, path: Path, is_dir: bool) -> bool:
+        if self.spec is None:
+            return False
+        try:
+            rel = path.resolve().relative_to(self.base).as_posix()
+        except ValueError:
+            return False
+        return bool(self.spec.match_file(rel + ("/" if is_dir else "")))
+
+
+def _repo_root(start: Path) -> Path | None:
+    for candidate in (start.resolve(), *start.resolve().parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None

@@ -1,0 +1,172 @@
+"""`### Continuity` → wake source (input | self | external) and an optional cadence."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .. import diagnostics as diag
+from ..diagnostics import Diagnostic
+from ..ir import Continuity, Contract, Project, Section, WakeSource
+
+_MODE = re.compile(r"\b(input|self|external)[- ]?driven\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(not|never|no|nor|without)\b[^.;:]{0,24}$", re.IGNORECASE)
+# phrases that state a mode without the `-driven` keyword
+_EXTERNAL_HINTS = re.compile(
+    r"\b(webhooks?|woken by the outside world|outside trigger|manual kick|external trigger)\b",
+    re.IGNORECASE,
+)
+_SELF_HINTS = re.compile(
+    r"\b(every \d+\s*(?:h|m|d|hours?|minutes?|days?|weeks?)|every (?:day|week|weekday|morning|night)"
+    r"|daily|hourly|weekly|nightly|its own (?:clock|cadence)|re-?check|re-?validate when stale)\b",
+    re.IGNORECASE,
+)
+_INPUT_HINTS = re.compile(
+    r"\b(upstream|when (?:the|its|an?) [\w` -]+ (?:changes|moves)|re-?renders? when)\b",
+    re.IGNORECASE,
+)
+
+_UNITS = {"m": "M", "min": "M", "minute": "M", "h": "H", "hour": "H", "d": "D", "day": "D"}
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
+          "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "a": 1, "an": 1}
+_INTERVAL = re.compile(
+    r"\bevery\s+(\d+|" + "|".join(_WORDS) + r")\s*(m|min|minutes?|h|hours?|d|days?|weeks?)\b",
+    re.IGNORECASE,
+)
+_PERIODIC = {"hourly": "PT1H", "daily": "P1D", "nightly": "P1D", "weekly": "P1W", "every day": "P1D",
+             "every hour": "PT1H", "every week": "P1W", "every night": "P1D"}
+_DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
+_CALENDAR = re.compile(
+    r"\bevery\s+(weekday|" + "|".join(_DAYS) + r")\b(?:[^.]*?\bat\s+(\d{1,2}):(\d{2}))?",
+    re.IGNORECASE,
+)
+_CRON = re.compile(r"(?<![\w*/-])((?:[\d*/,-]+\s+){4}[\d*/,A-Za-z-]+)(?![\w*/-])")
+
+
+def run(project: Project) -> tuple[Project, list[Diagnostic]]:
+    """Attach a lowered `Continuity` to every contract; unclear declarations warn."""
+    diagnostics: list[Diagnostic] = []
+    files = []
+    for source in project.files:
+        contracts = []
+        for contract in source.contracts:
+            continuity, found = lower(contract)
+            diagnostics.extend(found)
+            contracts.append(replace(contract, continuity=continuity))
+        files.append(replace(source, contracts=tuple(contracts)))
+    return replace(project, files=tuple(files)), diagnostics
+
+
+def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
+    default = WakeSource.EXTERNAL if contract.kind == "gateway" else WakeSource.INPUT
+    sections = contract.sections_named("continuity")
+    if not sections:
+        return Continuity(wake_source=default, cadence=_schedule(contract)), []
+    section = sections[0]
+    text = _section_text(section)
+    modes = _declared_modes(text)
+    if not modes:
+        modes = _hinted_modes(text)
+    cadence, cadence_text = parse_cadence(text)
+    if cadence is None:
+        cadence, cadence_text = parse_cadence(_schedule_text(contract))
+    found: list[Diagnostic] = []
+    if not modes:
+        found.append(
+            diag.make(
+                "continuity_unclear",
+                f"cannot tell the wake source of `{contract.name}`; write `- input-driven`, "
+                f"`- self-driven: <cadence>` or `- external-driven` (assuming {default.value})",
+                section.heading_span,
+            )
+        )
+        wake = default
+    elif WakeSource.EXTERNAL in modes:
+        wake = WakeSource.EXTERNAL
+    elif WakeSource.SELF in modes:
+        wake = WakeSource.SELF
+    else:
+        wake = WakeSource.INPUT
+    return (
+        Continuity(
+            wake_source=wake,
+            cadence=cadence if wake is not WakeSource.INPUT else None,
+            cadence_text=cadence_text if wake is not WakeSource.INPUT else None,
+            declared=bool(modes),
+            span=section.span,
+        ),
+        found,
+    )
+
+
+def _section_text(section: Section) -> str:
+    parts = [section.value, *(i.text for i in section.body.items)]
+    parts += [p.text for p in section.body.paragraphs]
+    parts += [c.text for c in section.body.clauses]
+    for item in section.body.items:
+        parts.extend(child.text for child in item.children)
+    return "\n".join(p for p in parts if p).replace("*", "")
+
+
+def _declared_modes(text: str) -> set[WakeSource]:
+    modes = set()
+    for match in _MODE.finditer(text):
+        if _NEGATION.search(text[max(0, match.start() - 30) : match.start()]):
+            continue
+        modes.add(WakeSource(match.group(1).lower()))
+    return modes
+
+
+def _hinted_modes(text: str) -> set[WakeSource]:
+    modes = set()
+    if _EXTERNAL_HINTS.search(text):
+        modes.add(WakeSource.EXTERNAL)
+    if _SELF_HINTS.search(text):
+        modes.add(WakeSource.SELF)
+    if _INPUT_HINTS.search(text):
+        modes.add(WakeSource.INPUT)
+    return modes
+
+
+def _schedule_text(contract: Contract) -> str:
+    parts = []
+    for section in contract.sections_named("schedule"):
+        parts += [section.value, *(i.text for i in section.body.items)]
+        parts += [p.text for p in section.body.paragraphs]
+    return "\n".join(parts).replace("`", "")
+
+
+def _schedule(contract: Contract) -> str | None:
+    return parse_cadence(_schedule_text(contract))[0]
+
+
+def parse_cadence(text: str) -> tuple[str | None, str | None]:
+    """A stated cadence → ISO 8601 duration (`PT6H`) or `cron:<expr>`, with its phrase."""
+    if not text:
+        return None, None
+    cron = _CRON.search(text.replace("`", ""))
+    if cron and ("cron" in text.lower() or "*" in cron.group(1)):
+        return f"cron:{' '.join(cron.group(1).split())}", cron.group(0).strip()
+    interval = _INTERVAL.search(text)
+    if interval:
+        raw = interval.group(1).lower()
+        amount = int(raw) if raw.isdigit() else _WORDS[raw]
+        unit = interval.group(2).lower().rstrip("s")
+        if unit.startswith("week"):
+            return f"P{amount}W", interval.group(0)
+        letter = _UNITS.get(unit, _UNITS.get(unit[:1], "H"))
+        prefix = "P" if letter == "D" else "PT"
+        return f"{prefix}{amount}{letter}", interval.group(0)
+    calendar = _CALENDAR.search(text)
+    if calendar:
+        day = calendar.group(1).lower()
+        dow = "1-5" if day == "weekday" else str(_DAYS.index(day))
+        hour, minute = (int(calendar.group(2)), int(calendar.group(3))) if calendar.group(2) else (0, 0)
+        return f"cron:{minute} {hour} * * {dow}", calendar.group(0).strip()
+    lowered = text.lower()
+    for phrase, duration in _PERIODIC.items():
+        match = re.search(rf"\b{phrase}\b", lowered)
+        if match:
+            return duration, text[match.start() : match.end()]
+    return None, None
+

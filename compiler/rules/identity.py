@@ -1,0 +1,176 @@
+"""Identity rules: name, kind, id and subject in frontmatter; uniqueness across the project."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+
+from .. import diagnostics as diag
+from ..diagnostics import Diagnostic, Edit, Fix
+from ..ir import KINDS, NODE_KINDS, RETIRED_KINDS, Contract, Project, Span
+from .context import RuleContext
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_ID = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+
+
+def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
+    if contract.inline:
+        yield from _check_inline(contract)
+        return
+    source = context.source
+    if not source.has_frontmatter or source.frontmatter_span is None:
+        return  # frontmatter_missing already says everything
+    fm = contract.frontmatter
+    span = source.frontmatter_span
+    if fm.get("name") in (None, ""):
+        yield diag.make("name_missing", "frontmatter has no `name:`", _first_line(span))
+    elif not _valid_name(contract.name):
+        yield diag.make(
+            "name_invalid",
+            f"name {contract.name!r} must be non-empty and contain no `/`, `\\` or whitespace",
+            contract.name_span,
+        )
+    kind_span = contract.frontmatter_spans.get("kind", _first_line(span))
+    kind = contract.kind
+    if fm.get("kind") in (None, ""):
+        yield diag.make(
+            "kind_missing",
+            "frontmatter has no `kind:` (responsibility, function, gateway, pattern or test)",
+            _first_line(span),
+        )
+    elif kind in RETIRED_KINDS:
+        yield diag.make(
+            "kind_retired",
+            f"kind `{kind}` is retired; use `{RETIRED_KINDS[kind]}` "
+            + (
+                "(a stateless called helper)"
+                if kind == "service"
+                else "(compose with `call` or subscriptions between responsibilities)"
+            ),
+            kind_span,
+        )
+    elif kind not in KINDS:
+        yield diag.make(
+            "kind_unknown",
+            f"unknown kind `{kind}`; expected one of {', '.join(KINDS)}",
+            kind_span,
+        )
+    if kind == "responsibility":
+        yield from _check_id(contract, span)
+    if kind == "test" and not contract.subject:
+        yield diag.make(
+            "subject_missing",
+            "a test needs `subject:` naming the responsibility or function it runs",
+            _first_line(span),
+        )
+
+
+def _check_inline(contract: Contract) -> Iterator[Diagnostic]:
+    if not _valid_name(contract.name):
+        yield diag.make(
+            "name_invalid",
+            f"inline node name {contract.name!r} must be non-empty and contain no separators",
+            contract.name_span,
+        )
+
+
+def _check_id(contract: Contract, fm_span: Span) -> Iterator[Diagnostic]:
+    raw = contract.frontmatter.get("id")
+    if raw in (None, ""):
+        kind_span = contract.frontmatter_spans.get("kind", _first_line(fm_span))
+        new_id = suggested_id(contract.name)
+        insert_at = Span(
+            path=kind_span.path,
+            line=kind_span.end_line + 1,
+            column=1,
+            end_line=kind_span.end_line + 1,
+            end_column=1,
+        )
+        yield diag.make(
+            "id_missing",
+            f"responsibility `{contract.name}` has no `id:`; its identity across renames",
+            contract.name_span,
+            Fix(title=f"Add `id: {new_id}`", edits=(Edit(span=insert_at, new_text=f"id: {new_id}\n"),)),
+        )
+        return
+    value = str(raw)
+    if not _ID.match(value):
+        yield diag.make(
+            "id_malformed",
+            f"id {value!r} is not 26 characters of uppercase Crockford base32 (a 128-bit value)",
+            contract.frontmatter_spans.get("id", fm_span),
+        )
+
+
+def suggested_id(seed: str) -> str:
+    """A valid UUIDv7-shaped id derived from `seed`, so lint output stays deterministic."""
+    raw = bytearray(hashlib.sha256(seed.encode("utf-8")).digest()[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x70  # version 7
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return encode_crockford(bytes(raw))
+
+
+def encode_crockford(raw: bytes) -> str:
+    """128 bits → 26 Crockford base32 characters (two zero pad bits in front)."""
+    value = int.from_bytes(raw, "big")
+    return "".join(CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
+def check_project(project: Project) -> Iterator[Diagnostic]:
+    # inline helpers (functions, patterns, tests) are file-local; file-level contracts and
+    # every node (responsibility, gateway) share the project namespace
+    by_name: dict[tuple[str, str], list[Contract]] = defaultdict(list)
+    by_id: dict[str, list[Contract]] = defaultdict(list)
+    for contract in project.contracts:
+        if contract.name:
+            scope = contract.path if contract.inline and contract.kind not in NODE_KINDS else ""
+            by_name[(scope, contract.name)].append(contract)
+        if contract.kind == "responsibility" and contract.id:
+            by_id[contract.id].append(contract)
+    for (_, name), group in sorted(by_name.items()):
+        if len(group) > 1:
+            for contract in group[1:]:
+                first = group[0]
+                yield diag.make(
+                    "name_duplicate",
+                    f"name `{name}` is already used by {first.path}:{first.name_span.line}",
+                    contract.name_span,
+                )
+    for ident, group in sorted(by_id.items()):
+        if len(group) > 1:
+            for contract in group[1:]:
+                first = group[0]
+                yield diag.make(
+                    "id_duplicate",
+                    f"id {ident} is already used by `{first.name}` ({first.path})",
+                    contract.frontmatter_spans.get("id", contract.name_span),
+                )
+    yield from _check_subjects(project)
+
+
+def _check_subjects(project: Project) -> Iterator[Diagnostic]:
+    runnable = {c.name for c in project.contracts if c.kind in ("responsibility", "function", "gateway")}
+    directories = [f.path.rpartition("/")[0] for f in project.files]
+    for contract in project.contracts:
+        if contract.kind != "test" or not contract.subject:
+            continue
+        if directories.count(contract.path.rpartition("/")[0]) < 2:
+            continue  # its neighbours were not loaded, so the subject cannot be looked up
+        subject = contract.subject.rsplit("/", 1)[-1].removesuffix(".prose.md")
+        if subject not in runnable and "/" not in contract.subject:
+            yield diag.make(
+                "subject_unknown",
+                f"test subject `{contract.subject}` names no responsibility or function in this project",
+                contract.frontmatter_spans.get("subject", contract.name_span),
+            )
+
+
+def _valid_name(name: str) -> bool:
+    return bool(name) and not any(ch in name for ch in "/\\") and not any(ch.isspace() for ch in name)
+
+
+def _first_line(span: Span) -> Span:
+    return Span(path=span.path, line=span.line, column=1, end_line=span.line, end_column=4)
