@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+
 import click
 
 from . import __version__

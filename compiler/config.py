@@ -108,7 +108,9 @@ def parse(data: Mapping[str, Any], path: Path, root: Path) -> Config:
         ignore=_codes(lint, "ignore", path),
         severity=severity,
         strict=_bool(lint, "strict", path, "lint."),
-        pins=tuple(_pin(entry, path, i) for i, entry in enumerate(_list(wiring, "pin", path, "wiring."))),
+        pins=tuple(
+            _pin(entry, path, i) for i, entry in enumerate(_list(wiring, "pin", path, "wiring."))
+        ),
         offline_tools=_bool(tools, "offline", path, "tools."),
         mcp_registries=_strings(tools, "mcp_registries", path, "tools."),
         skill_paths=_strings(tools, "skill_paths", path, "tools."),

@@ -9,7 +9,9 @@ from pathlib import Path
 
 SUFFIX = ".prose.md"
 # generated or vendored trees that never hold the project's own sources
-SKIPPED_DIRS = frozenset({"dist", "runs", "state", "deps", ".git", ".venv", "node_modules", ".prose"})
+SKIPPED_DIRS = frozenset(
+    {"dist", "runs", "state", "deps", ".git", ".venv", "node_modules", ".prose"}
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -31,7 +31,9 @@ def read_source(ref: SourceRef) -> tuple[str | None, Diagnostic | None]:
     try:
         data = ref.path.read_bytes()
     except OSError as exc:
-        return None, diag.make("file_unreadable", f"cannot read file: {exc.strerror}", _origin(ref.display))
+        return None, diag.make(
+            "file_unreadable", f"cannot read file: {exc.strerror}", _origin(ref.display)
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -30,9 +30,7 @@ def _split_codes(
 
 
 def codes_option(name: str, help_text: str) -> Callable[[F], F]:
-    return click.option(
-        name, multiple=True, metavar="CODES", callback=_split_codes, help=help_text
-    )
+    return click.option(name, multiple=True, metavar="CODES", callback=_split_codes, help=help_text)
 
 
 def load_config(start: Path) -> config_mod.Config:

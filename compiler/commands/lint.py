@@ -76,4 +76,3 @@ def lint(
     if any(d.code == "internal_error" for d in result.diagnostics):
         sys.exit(3)
     sys.exit(1 if result.has_errors else 0)
-

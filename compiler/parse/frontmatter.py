@@ -65,7 +65,5 @@ def load_yaml(content: str, first_line: int) -> YamlResult:
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode):
                 mark = key_node.start_mark
-                key_lines.setdefault(
-                    str(key_node.value), (first_line + mark.line, mark.column + 1)
-                )
+                key_lines.setdefault(str(key_node.value), (first_line + mark.line, mark.column + 1))
     return YamlResult(value, key_lines)

@@ -166,13 +166,17 @@ class _Parser:
         return SourceFile(
             path=self.path,
             text=self.text,
-            contracts=tuple(self._freeze(c, i, frontmatter, fm_spans) for i, c in enumerate(contracts)),
+            contracts=tuple(
+                self._freeze(c, i, frontmatter, fm_spans) for i, c in enumerate(contracts)
+            ),
             has_frontmatter=block is not None,
             frontmatter_span=fm_span,
             fences=tuple(self.all_fences),
         )
 
-    def _load_frontmatter(self, content: str, first_line: int) -> tuple[dict[str, Any], dict[str, Span]]:
+    def _load_frontmatter(
+        self, content: str, first_line: int
+    ) -> tuple[dict[str, Any], dict[str, Span]]:
         result = load_yaml(content, first_line)
         if result.error is not None:
             line = result.error_line
@@ -221,7 +225,9 @@ class _Parser:
                 line = span.line
                 if level == 2:
                     self._close(contract, section, facet, line - 1)
-                    contract = _ContractBuilder(start_line=line, name_span=span, inline_name=heading)
+                    contract = _ContractBuilder(
+                        start_line=line, name_span=span, inline_name=heading
+                    )
                     contracts.append(contract)
                     section, facet = None, None
                 elif level == 3:
@@ -232,15 +238,24 @@ class _Parser:
                     )
                     contract.sections.append(section)
                     facet = None
-                elif level == 4 and section is not None and section.key in ("maintains", "requires"):
+                elif (
+                    level == 4 and section is not None and section.key in ("maintains", "requires")
+                ):
                     if facet is not None:
                         facet.end_line = line - 1
                     facet = _FacetBuilder(name=heading.strip(), heading=heading, heading_span=span)
                     section.facets.append(facet)
-                elif level == 1 and contract is file_contract and not contract.sections and contract.title is None:
+                elif (
+                    level == 1
+                    and contract is file_contract
+                    and not contract.sections
+                    and contract.title is None
+                ):
                     contract.title = heading
                 else:
-                    self._body(contract, section, facet).subheadings.append(Text(text=heading, span=span))
+                    self._body(contract, section, facet).subheadings.append(
+                        Text(text=heading, span=span)
+                    )
                 index += 3
                 continue
             body = self._body(contract, section, facet)
@@ -267,7 +282,9 @@ class _Parser:
                 index = self._text_container(tokens, index, body)
                 continue
             if kind in ("code_block", "html_block"):
-                body.paragraphs.append(Text(text=token.content.rstrip("\n"), span=self.block_span(token.map)))
+                body.paragraphs.append(
+                    Text(text=token.content.rstrip("\n"), span=self.block_span(token.map))
+                )
             index += 1
         self._close(contract, section, facet, len(self.lines))
         return contracts
@@ -306,7 +323,9 @@ class _Parser:
                 body.items.append(item)
         return index
 
-    def _list_items(self, tokens: list[Token], index: int, body: _BodyBuilder) -> tuple[list[Item], int]:
+    def _list_items(
+        self, tokens: list[Token], index: int, body: _BodyBuilder
+    ) -> tuple[list[Item], int]:
         open_token = tokens[index]
         close_type = open_token.type.replace("_open", "_close")
         level = open_token.level
@@ -324,7 +343,9 @@ class _Parser:
             index += 1
         return result, index
 
-    def _list_item(self, tokens: list[Token], index: int, body: _BodyBuilder) -> tuple[Item | None, int]:
+    def _list_item(
+        self, tokens: list[Token], index: int, body: _BodyBuilder
+    ) -> tuple[Item | None, int]:
         open_token = tokens[index]
         level = open_token.level
         span = self.block_span(open_token.map)
@@ -406,7 +427,9 @@ class _Parser:
                     "fence_unterminated",
                     f"code fence opened with {token.markup} is never closed; "
                     "everything after it is swallowed as code",
-                    self.span(span.line, span.column, span.line, len(self.line_text(span.line)) + 1),
+                    self.span(
+                        span.line, span.column, span.line, len(self.line_text(span.line)) + 1
+                    ),
                 )
             )
         fence = Fence(
@@ -443,8 +466,9 @@ class _Parser:
         for entry in entries:
             if not isinstance(entry, dict) or "pattern" not in entry:
                 continue
-            bindings = entry.get("with") if isinstance(entry.get("with"), dict) else {}
-            config = entry.get("config") if isinstance(entry.get("config"), dict) else {}
+            raw_with, raw_config = entry.get("with"), entry.get("config")
+            bindings: dict[Any, Any] = raw_with if isinstance(raw_with, dict) else {}
+            config: dict[Any, Any] = raw_config if isinstance(raw_config, dict) else {}
             instances.append(
                 PatternInstance(
                     name=str(entry.get("name") or ""),

@@ -27,14 +27,35 @@ _INPUT_HINTS = re.compile(
 )
 
 _UNITS = {"m": "M", "min": "M", "minute": "M", "h": "H", "hour": "H", "d": "D", "day": "D"}
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10,
-          "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "a": 1, "an": 1}
+_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "ten": 10,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "a": 1,
+    "an": 1,
+}
 _INTERVAL = re.compile(
     r"\bevery\s+(\d+|" + "|".join(_WORDS) + r")\s*(m|min|minutes?|h|hours?|d|days?|weeks?)\b",
     re.IGNORECASE,
 )
-_PERIODIC = {"hourly": "PT1H", "daily": "P1D", "nightly": "P1D", "weekly": "P1W", "every day": "P1D",
-             "every hour": "PT1H", "every week": "P1W", "every night": "P1D"}
+_PERIODIC = {
+    "hourly": "PT1H",
+    "daily": "P1D",
+    "nightly": "P1D",
+    "weekly": "P1W",
+    "every day": "P1D",
+    "every hour": "PT1H",
+    "every week": "P1W",
+    "every night": "P1D",
+}
 _DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _CALENDAR = re.compile(
     r"\bevery\s+(weekday|" + "|".join(_DAYS) + r")\b(?:[^.]*?\bat\s+(\d{1,2}):(\d{2}))?",
@@ -161,7 +182,9 @@ def parse_cadence(text: str) -> tuple[str | None, str | None]:
     if calendar:
         day = calendar.group(1).lower()
         dow = "1-5" if day == "weekday" else str(_DAYS.index(day))
-        hour, minute = (int(calendar.group(2)), int(calendar.group(3))) if calendar.group(2) else (0, 0)
+        hour, minute = (
+            (int(calendar.group(2)), int(calendar.group(3))) if calendar.group(2) else (0, 0)
+        )
         return f"cron:{minute} {hour} * * {dow}", calendar.group(0).strip()
     lowered = text.lower()
     for phrase, duration in _PERIODIC.items():
@@ -169,4 +192,3 @@ def parse_cadence(text: str) -> tuple[str | None, str | None]:
         if match:
             return duration, text[match.start() : match.end()]
     return None, None
-

@@ -76,4 +76,6 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _valid_name(name: str) -> bool:
-    return bool(name) and "/" not in name and "\\" not in name and not any(c.isspace() for c in name)
+    return (
+        bool(name) and "/" not in name and "\\" not in name and not any(c.isspace() for c in name)
+    )

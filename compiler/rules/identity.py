@@ -93,7 +93,10 @@ def _check_id(contract: Contract, fm_span: Span) -> Iterator[Diagnostic]:
             "id_missing",
             f"responsibility `{contract.name}` has no `id:`; its identity across renames",
             contract.name_span,
-            Fix(title=f"Add `id: {new_id}`", edits=(Edit(span=insert_at, new_text=f"id: {new_id}\n"),)),
+            Fix(
+                title=f"Add `id: {new_id}`",
+                edits=(Edit(span=insert_at, new_text=f"id: {new_id}\n"),),
+            ),
         )
         return
     value = str(raw)
@@ -152,7 +155,9 @@ def check_project(project: Project) -> Iterator[Diagnostic]:
 
 
 def _check_subjects(project: Project) -> Iterator[Diagnostic]:
-    runnable = {c.name for c in project.contracts if c.kind in ("responsibility", "function", "gateway")}
+    runnable = {
+        c.name for c in project.contracts if c.kind in ("responsibility", "function", "gateway")
+    }
     directories = [f.path.rpartition("/")[0] for f in project.files]
     for contract in project.contracts:
         if contract.kind != "test" or not contract.subject:
@@ -169,7 +174,9 @@ def _check_subjects(project: Project) -> Iterator[Diagnostic]:
 
 
 def _valid_name(name: str) -> bool:
-    return bool(name) and not any(ch in name for ch in "/\\") and not any(ch.isspace() for ch in name)
+    return (
+        bool(name) and not any(ch in name for ch in "/\\") and not any(ch.isspace() for ch in name)
+    )
 
 
 def _first_line(span: Span) -> Span:

@@ -78,8 +78,14 @@ RETIRED_SECTIONS: dict[str, tuple[str, dict[str, str]]] = {
         {R: "Maintains", G: "Maintains", F: "Returns"},
     ),
     "criteria": ("postconditions inside `### Maintains`", {}),
-    "fulfillment": ("the render itself (`### Execution`) or a delegated function", {R: "Execution", F: "Execution"}),
-    "constraints": ("`### Invariants` or `### Shape`", {R: "Invariants", F: "Invariants", P: "Invariants"}),
+    "fulfillment": (
+        "the render itself (`### Execution`) or a delegated function",
+        {R: "Execution", F: "Execution"},
+    ),
+    "constraints": (
+        "`### Invariants` or `### Shape`",
+        {R: "Invariants", F: "Invariants", P: "Invariants"},
+    ),
     "memory": ("the node's single world-model (`### Maintains`); functions have none", {}),
     "services": ("nothing: deleted with `system`; compose with `call` or subscriptions", {}),
     "wiring": ("nothing: deleted with `system`; Forme wires `### Requires` to `### Maintains`", {}),
@@ -152,15 +158,20 @@ def _required(contract: Contract) -> Iterator[Diagnostic]:
             f"function `{contract.name}` has no `### Returns`: declare the value it produces",
             contract.name_span,
         )
-    if kind == G and contract.continuity is not None and contract.continuity.declared:
-        if contract.continuity.wake_source is not WakeSource.EXTERNAL:
-            section = contract.section("continuity")
-            yield diag.make(
-                "gateway_not_external",
-                f"gateway `{contract.name}` must be external-driven, not "
-                f"{contract.continuity.wake_source.value}-driven",
-                section.heading_span if section else contract.name_span,
-            )
+    continuity = contract.continuity
+    if (
+        kind == G
+        and continuity is not None
+        and continuity.declared
+        and continuity.wake_source is not WakeSource.EXTERNAL
+    ):
+        section = contract.section("continuity")
+        yield diag.make(
+            "gateway_not_external",
+            f"gateway `{contract.name}` must be external-driven, not "
+            f"{continuity.wake_source.value}-driven",
+            section.heading_span if section else contract.name_span,
+        )
 
 
 def _facets(contract: Contract) -> Iterator[Diagnostic]:
