@@ -13,6 +13,7 @@ from . import __version__
 # runtime are imported only when invoked, so `prosec lint FILE` starts fast.
 LAZY_COMMANDS: dict[str, str] = {
     "lint": "prosec.compiler.commands.lint:lint",
+    "lsp": "prosec.compiler.commands.lsp:lsp",
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

@@ -1,0 +1,49 @@
+"""`prosec lsp`: serve diagnostics, hover, navigation, actions and completion over stdio."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Talk LSP over stdin/stdout (the default and only transport; accepted for "
+    "editors that always pass it).",
+)
+@click.option(
+    "--debounce-ms",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Wait this long after the last edit before re-linting the changed buffer.",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append the server's log here (default: warnings on stderr).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log every message (to --log-file or stderr).")
+def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> None:
+    """Run the OpenProse language server on stdin/stdout.
+
+    Editors start it as `prosec lsp`. It lints `.prose.md` buffers as you type (the
+    same rules and codes as `prosec lint`, settings from `prose.toml`), wires each
+    project with Forme, and answers hover, go to definition, find references,
+    document and workspace symbols, code actions and completion.
+    """
+    if log_file is not None:
+        logging.basicConfig(filename=log_file, level=logging.WARNING)
+    else:
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    if verbose:  # the protocol and the server, not every markdown-it rule
+        for name in ("pygls", "prosec"):
+            logging.getLogger(name).setLevel(logging.DEBUG)
+    from ..lsp.server import build
+
+    build(debounce=debounce_ms / 1000).start_io()

@@ -1,0 +1,218 @@
+"""Code actions: the lint fixes, a fresh `id:`, `### Tools` (none), qualifiers and wiring pins."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import CONFIG_NAME
+from ..diagnostics import Diagnostic
+from ..ir import ATOMIC_FACET, Contract, Need, SourceFile
+from ..rules.identity import encode_crockford
+from . import wiring
+from .locate import contract_at, covers
+from .positions import LineIndex, Range
+from .workspace import Analysis
+
+QUICKFIX, REWRITE = "quickfix", "refactor.rewrite"
+TOOLS_KINDS = ("responsibility", "function")
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """Edits to one file (created first when `create`); ranges are in client units."""
+
+    path: Path
+    edits: tuple[tuple[Range, str], ...]
+    create: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    title: str
+    kind: str
+    changes: tuple[FileChange, ...]
+    diagnostic: Diagnostic | None = None
+    preferred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Where the actions are asked for, plus what the pure functions may not fetch."""
+
+    display: str
+    start: tuple[int, int]  # 1-based line, code-point column
+    end: tuple[int, int]
+    encoding: str
+    new_id: Callable[[], str]
+    toml_text: str | None  # the project's prose.toml, None when it does not exist
+
+
+def uuid7_id(now_ms: int, entropy: bytes) -> str:
+    """A UUIDv7 (48-bit ms timestamp, version, variant, 74 random bits) in Crockford base32."""
+    rand = int.from_bytes(entropy[:10].rjust(10, b"\0"), "big")
+    value = (now_ms & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76 | ((rand >> 62) & 0xFFF) << 64
+    value |= 0b10 << 62 | (rand & ((1 << 62) - 1))
+    return encode_crockford(value.to_bytes(16, "big"))
+
+
+def code_actions(analysis: Analysis, request: Request) -> list[Action]:
+    source = analysis.source(request.display)
+    if source is None:
+        return []
+    index = LineIndex(source.text, request.encoding)
+    path = analysis.paths[request.display]
+    actions: list[Action] = []
+    handled: set[Need] = set()
+    for found in analysis.diagnostics_for(request.display):
+        if not _overlaps(found, request):
+            continue
+        if found.code == "id_missing" and found.fix is not None:
+            where = found.fix.edits[0].span
+            text = f"id: {request.new_id()}\n"
+            change = FileChange(path, ((index.range(where), text),))
+            actions.append(Action("Add a fresh `id:`", QUICKFIX, (change,), found, True))
+        elif found.fix is not None:
+            edits = tuple((index.range(e.span), e.new_text) for e in found.fix.edits)
+            actions.append(
+                Action(found.fix.title, QUICKFIX, (FileChange(path, edits),), found, True)
+            )
+        need = _need_at(source, found)
+        if need is not None and need not in handled:
+            handled.add(need)
+            actions.extend(_wiring_actions(analysis, request, index, need, found))
+    actions.extend(_tools_action(source, request, index, path))
+    return actions
+
+
+def _overlaps(found: Diagnostic, request: Request) -> bool:
+    span = found.span
+    return (span.line, span.column) <= request.end and request.start <= (
+        span.end_line,
+        span.end_column,
+    )
+
+
+def _need_at(source: SourceFile, found: Diagnostic) -> Need | None:
+    for contract in source.contracts:
+        for need in contract.needs:
+            if need.span == found.span or need.span.contains(found.span):
+                return need
+    return None
+
+
+def _wiring_actions(
+    analysis: Analysis, request: Request, index: LineIndex, need: Need, found: Diagnostic
+) -> list[Action]:
+    resolution = wiring.resolution(analysis.topology, need)
+    if resolution is None or resolution.status == "wired":
+        return []
+    path = analysis.paths[request.display]
+    actions = []
+    for candidate in resolution.candidates:
+        producer, facet = wiring.split_candidate(analysis, candidate)
+        if resolution.status == "ambiguous":
+            edit = qualifier_edit(need, producer, facet, index)
+            actions.append(
+                Action(
+                    f"Qualify the need: wire it to `{candidate}`",
+                    QUICKFIX,
+                    (FileChange(path, (edit,)),),
+                    found,
+                )
+            )
+        actions.append(
+            Action(
+                f"Pin `{candidate}` in {CONFIG_NAME}",
+                QUICKFIX,
+                (
+                    pin_change(
+                        analysis.root,
+                        request.toml_text,
+                        resolution.subscriber,
+                        need,
+                        producer,
+                        facet,
+                        request.encoding,
+                    ),
+                ),
+                found,
+            )
+        )
+    return actions
+
+
+def qualifier_edit(need: Need, producer: str, facet: str, index: LineIndex) -> tuple[Range, str]:
+    """Append a qualifier naming the producer (and facet) to the need's first line."""
+    line = need.span.line
+    end = len(index.line(line)) + 1
+    reference = f"`{producer}`" if facet == ATOMIC_FACET else f"`{producer}.{facet}`"
+    position = index.position(line, end)
+    return Range(position, position), f" (from {reference})"
+
+
+def pin_key(need: Need) -> str:
+    """How a pin names the need: its leading name, else its text."""
+    return need.name or " ".join(need.text.split())
+
+
+def pin_change(
+    root: Path,
+    toml_text: str | None,
+    subscriber: str,
+    need: Need,
+    producer: str,
+    facet: str,
+    encoding: str,
+) -> FileChange:
+    """Append a `[[wiring.pin]]` table to prose.toml (creating the file when absent)."""
+    table = (
+        "[[wiring.pin]]\n"
+        f"subscriber = {_toml_string(subscriber)}\n"
+        f"need = {_toml_string(pin_key(need))}\n"
+        f"producer = {_toml_string(producer)}\n"
+        f"facet = {_toml_string(facet)}\n"
+    )
+    path = root / CONFIG_NAME
+    if toml_text is None:
+        start = LineIndex("", encoding).end()
+        return FileChange(path, ((Range(start, start), table),), create=True)
+    index = LineIndex(toml_text.replace("\r\n", "\n"), encoding)
+    end = index.end()
+    if not toml_text.strip() or toml_text.endswith("\n\n"):
+        lead = ""
+    elif toml_text.endswith("\n"):
+        lead = "\n"
+    else:
+        lead = "\n\n"
+    return FileChange(path, ((Range(end, end), lead + table),))
+
+
+def _toml_string(value: str) -> str:
+    # a JSON string is a valid TOML basic string (same escapes, \uXXXX included)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _tools_action(
+    source: SourceFile, request: Request, index: LineIndex, path: Path
+) -> list[Action]:
+    contract = contract_at(source, request.start[0])
+    if contract is None or contract.kind not in TOOLS_KINDS or contract.section("tools"):
+        return []
+    if not covers(contract.span, *request.start) and request.start[0] < contract.span.line:
+        return []
+    return [_add_tools(contract, index, path)]
+
+
+def _add_tools(contract: Contract, index: LineIndex, path: Path) -> Action:
+    last = contract.span.end_line
+    position = index.position(last, len(index.line(last)) + 1)
+    edit = (Range(position, position), "\n\n### Tools\n\n(none)")
+    return Action(
+        f"Declare that `{contract.name}` needs no host tools (`### Tools` (none))",
+        REWRITE,
+        (FileChange(path, (edit,)),),
+    )

@@ -1,0 +1,374 @@
+"""The pygls adapter: LSP messages in, pure feature modules, LSP messages out."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from .. import __version__
+from ..config import CONFIG_NAME, ROOT_MARKERS
+from ..discover import SUFFIX
+from ..ir import Span
+from . import actions, completion, convert, hover, navigation
+from .disk import LocalDisk
+from .positions import UTF16, LineIndex, Position
+from .workspace import Analysis, Wire, Workspace
+
+log = logging.getLogger("prosec.lsp")
+
+TRIGGER_CHARACTERS = ["#", "`", "."]
+WATCHED = ("**/*" + SUFFIX, *(f"**/{marker}" for marker in ROOT_MARKERS))
+
+
+class ProseServer(LanguageServer):
+    """A pygls server holding the workspace model and the debounce timers."""
+
+    def __init__(self, debounce: float, wire: Wire | None) -> None:
+        super().__init__(
+            "prosec", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental
+        )
+        self.debounce = debounce
+        self.model = Workspace(LocalDisk(), wire)
+        self.uris: dict[Path, str] = {}  # resolved path → the URI the client uses
+        self.timers: dict[Path, asyncio.TimerHandle] = {}
+        self.triggers: dict[Path, set[Path]] = {}
+        self.published: dict[str, list[lsp.Diagnostic]] = {}
+        self.config_errors: dict[Path, str | None] = {}
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def encoding(self) -> str:
+        value = self.workspace.position_encoding
+        return str(getattr(value, "value", value) or UTF16)
+
+    def path_of(self, uri: str) -> Path | None:
+        fs_path = to_fs_path(uri)
+        return Path(fs_path).resolve() if fs_path else None
+
+    def uri_of(self, path: Path) -> str:
+        return self.uris.get(path.resolve()) or from_fs_path(str(path)) or path.as_uri()
+
+    def analysis_at(self, uri: str) -> tuple[Analysis, str, LineIndex] | None:
+        """The analysis of the project holding `uri`, its display path and its line index."""
+        path = self.path_of(uri)
+        if path is None:
+            return None
+        analysis = self.model.analysis(self.model.root_of(path))
+        display = analysis.display(path)
+        if display is None:
+            return None
+        return analysis, display, analysis.index(display, self.encoding)
+
+    # -- diagnostics -------------------------------------------------------------------------
+
+    def schedule(self, root: Path, trigger: Path) -> None:
+        """Debounce: publish `root` once edits have paused for `self.debounce` seconds."""
+        self.triggers.setdefault(root, set()).add(trigger)
+        pending = self.timers.pop(root, None)
+        if pending is not None:
+            pending.cancel()
+        if self.debounce <= 0:
+            self.publish(root)
+            return
+        loop = asyncio.get_running_loop()
+        self.timers[root] = loop.call_later(self.debounce, self.publish, root)
+
+    def publish(self, root: Path, *, force: bool = False) -> None:
+        """Send diagnostics for every open file of the project (unchanged ones only when they
+        triggered this round or `force`)."""
+        pending = self.timers.pop(root, None)
+        if pending is not None:
+            pending.cancel()
+        triggers = self.triggers.pop(root, set())
+        analysis = self.model.analysis(root)
+        self.report_config(root, analysis.config_error)
+        for path in self.model.open_paths(root):
+            display = analysis.display(path)
+            if display is None:
+                continue
+            index = analysis.index(display, self.encoding)
+            found = [convert.diagnostic(d, index) for d in analysis.diagnostics_for(display)]
+            uri = self.uri_of(path)
+            if not force and path not in triggers and self.published.get(uri) == found:
+                continue
+            self.published[uri] = found
+            self.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(
+                    uri=uri, diagnostics=found, version=self.model.version(path)
+                )
+            )
+
+    def report_config(self, root: Path, error: str | None) -> None:
+        if self.config_errors.get(root) == error:
+            return
+        self.config_errors[root] = error
+        if error is not None:
+            message = f"prosec: {error}; using the default settings until it is fixed"
+            self.window_show_message(
+                lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=message)
+            )
+            self.window_log_message(
+                lsp.LogMessageParams(type=lsp.MessageType.Warning, message=message)
+            )
+
+    def clear(self, uri: str) -> None:
+        self.published.pop(uri, None)
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+
+def build(debounce: float = 0.05, wire: Wire | None = None) -> ProseServer:
+    """The server with every feature registered (started with `.start_io()`)."""
+    server = ProseServer(debounce, wire)
+    _register_sync(server)
+    _register_features(server)
+    return server
+
+
+def _register_sync(server: ProseServer) -> None:
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: ProseServer, params: lsp.InitializeParams) -> None:
+        folders = [f.uri for f in params.workspace_folders or []]
+        if not folders and params.root_uri:
+            folders = [params.root_uri]
+        ls.model.folders = [p for p in (ls.path_of(uri) for uri in folders) if p is not None]
+
+    @server.feature(lsp.INITIALIZED)
+    def initialized(ls: ProseServer, params: lsp.InitializedParams) -> None:
+        capabilities = ls.client_capabilities.workspace
+        watched = capabilities.did_change_watched_files if capabilities else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        options = lsp.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[lsp.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED]
+        )
+        registration = lsp.Registration(
+            id="prosec-watch",
+            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=options,
+        )
+        ls.client_register_capability(lsp.RegistrationParams(registrations=[registration]))
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: ProseServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        document = params.text_document
+        path = ls.path_of(document.uri)
+        if path is None:
+            return
+        ls.uris[path] = document.uri
+        root = ls.model.open(path, document.text, document.version)
+        ls.triggers.setdefault(root, set()).add(path)
+        ls.publish(root)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: ProseServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = ls.path_of(uri)
+        if path is None:
+            return
+        text = ls.workspace.get_text_document(uri).source
+        root = ls.model.change(path, text, params.text_document.version)
+        ls.schedule(root, path)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: ProseServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        path = ls.path_of(params.text_document.uri)
+        if path is None:
+            return
+        for root in ls.model.refresh([path]) or [ls.model.root_of(path)]:
+            ls.triggers.setdefault(root, set()).add(path)
+            ls.publish(root)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: ProseServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = ls.path_of(uri)
+        if path is None:
+            return
+        root = ls.model.close(path)
+        ls.uris.pop(path, None)
+        ls.clear(uri)
+        ls.publish(root)  # the file's disk text replaces its buffer for the others
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched(ls: ProseServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        paths = [p for p in (ls.path_of(change.uri) for change in params.changes) if p]
+        for root in ls.model.refresh(paths):
+            ls.publish(root)
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: ProseServer, params: Any) -> None:
+        for handle in ls.timers.values():
+            handle.cancel()
+        ls.timers.clear()
+
+
+def _register_features(server: ProseServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: ProseServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        found = ls.analysis_at(params.text_document.uri)
+        if found is None:
+            return None
+        analysis, display, index = found
+        result = hover.hover(analysis, display, *index.point(_position(params.position)))
+        if result is None:
+            return None
+        return lsp.Hover(
+            contents=convert.markdown(result.markdown),
+            range=convert.range_(index.range(result.span)),
+        )
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    def on_definition(ls: ProseServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
+        found = ls.analysis_at(params.text_document.uri)
+        if found is None:
+            return []
+        analysis, display, index = found
+        spans = navigation.definition(analysis, display, *index.point(_position(params.position)))
+        return _locations(ls, analysis, spans)
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    def on_references(ls: ProseServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+        found = ls.analysis_at(params.text_document.uri)
+        if found is None:
+            return []
+        analysis, display, index = found
+        line, column = index.point(_position(params.position))
+        spans = navigation.references(
+            analysis, display, line, column, params.context.include_declaration
+        )
+        return _locations(ls, analysis, spans)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def on_document_symbol(
+        ls: ProseServer, params: lsp.DocumentSymbolParams
+    ) -> list[lsp.DocumentSymbol]:
+        found = ls.analysis_at(params.text_document.uri)
+        if found is None:
+            return []
+        analysis, display, index = found
+        source = analysis.source(display)
+        if source is None:
+            return []
+        return [convert.document_symbol(s, index) for s in navigation.document_symbols(source)]
+
+    @server.feature(lsp.WORKSPACE_SYMBOL)
+    def on_workspace_symbol(
+        ls: ProseServer, params: lsp.WorkspaceSymbolParams
+    ) -> list[lsp.WorkspaceSymbol]:
+        analyses = [ls.model.analysis(root) for root in ls.model.folder_roots()]
+        result = []
+        for analysis, symbol in navigation.workspace_symbols(analyses, params.query):
+            index = analysis.index(symbol.span.path, ls.encoding)
+            where = lsp.Location(
+                uri=ls.uri_of(analysis.locate(symbol.span)),
+                range=convert.range_(index.range(symbol.span)),
+            )
+            result.append(
+                lsp.WorkspaceSymbol(
+                    name=symbol.name,
+                    kind=convert.SYMBOL_KIND.get(symbol.kind, lsp.SymbolKind.Object),
+                    location=where,
+                    container_name=symbol.span.path,
+                )
+            )
+        return result
+
+    _register_editing(server)
+
+
+def _register_editing(server: ProseServer) -> None:
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(
+            code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite]
+        ),
+    )
+    def on_code_action(ls: ProseServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        found = ls.analysis_at(params.text_document.uri)
+        if found is None:
+            return []
+        analysis, display, index = found
+        request = actions.Request(
+            display=display,
+            start=index.point(_position(params.range.start)),
+            end=index.point(_position(params.range.end)),
+            encoding=ls.encoding,
+            new_id=lambda: actions.uuid7_id(time.time_ns() // 1_000_000, os.urandom(10)),
+            toml_text=_read_config(analysis.root),
+        )
+        wanted = params.context.only
+        document_changes = _document_changes(ls)
+        result = []
+        for action in actions.code_actions(analysis, request):
+            if wanted and not any(action.kind.startswith(str(k)) for k in wanted):
+                continue
+            if any(change.create for change in action.changes) and not document_changes:
+                continue  # the client cannot create prose.toml
+            result.append(
+                convert.code_action(
+                    action,
+                    lambda change: ls.uri_of(change.path),
+                    lambda change: ls.model.version(change.path),
+                    index,
+                    document_changes,
+                )
+            )
+        return result
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_COMPLETION,
+        lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS),
+    )
+    def on_completion(ls: ProseServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        found = ls.analysis_at(params.text_document.uri)
+        items: list[lsp.CompletionItem] = []
+        if found is not None:
+            analysis, display, index = found
+            line, column = index.point(_position(params.position))
+            items = [
+                convert.completion(item, index)
+                for item in completion.complete(analysis, display, line, column)
+            ]
+        return lsp.CompletionList(is_incomplete=False, items=items)
+
+
+def _position(value: lsp.Position) -> Position:
+    return Position(value.line, value.character)
+
+
+def _locations(ls: ProseServer, analysis: Analysis, spans: list[Span]) -> list[lsp.Location]:
+    result = []
+    for span in spans:
+        index = analysis.index(span.path, ls.encoding)
+        result.append(
+            lsp.Location(
+                uri=ls.uri_of(analysis.locate(span)), range=convert.range_(index.range(span))
+            )
+        )
+    return result
+
+
+def _document_changes(ls: ProseServer) -> bool:
+    workspace = ls.client_capabilities.workspace
+    edit = workspace.workspace_edit if workspace else None
+    if edit is None or not edit.document_changes:
+        return False
+    return lsp.ResourceOperationKind.Create in (edit.resource_operations or [])
+
+
+def _read_config(root: Path) -> str | None:
+    try:
+        return (root / CONFIG_NAME).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,266 @@
+"""The server's project model: open buffers over files on disk → parsed, linted, wired projects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import diagnostics as diag
+from ..config import CONFIG_NAME, ROOT_MARKERS, Config, ConfigError
+from ..diagnostics import Diagnostic
+from ..discover import SUFFIX
+from ..ir import NODE_KINDS, Contract, Project, SourceFile, Span, Topology
+from ..lint import apply_policy, check_project, parse_texts
+from .disk import Disk, Stamp, relative
+from .positions import UTF16, LineIndex
+
+# Forme as the workspace calls it: project + config → topology (None when absent) + findings
+Wire = Callable[[Project, Config], tuple[Topology | None, list[Diagnostic]]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Analysis:
+    """Everything the features need about one project at one moment."""
+
+    root: Path
+    config: Config
+    config_error: str | None
+    project: Project
+    diagnostics: tuple[Diagnostic, ...]
+    topology: Topology | None
+    paths: Mapping[str, Path]  # display path → absolute path
+    displays: Mapping[Path, str]  # absolute path → display path
+    by_path: Mapping[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
+
+    def display(self, path: Path) -> str | None:
+        return self.displays.get(path.resolve())
+
+    def source(self, display: str) -> SourceFile | None:
+        return self.project.file(display)
+
+    def diagnostics_for(self, display: str) -> tuple[Diagnostic, ...]:
+        return self.by_path.get(display, ())
+
+    def index(self, display: str, encoding: str = UTF16) -> LineIndex:
+        source = self.source(display)
+        return LineIndex(source.text if source is not None else "", encoding)
+
+    def node(self, name: str) -> Contract | None:
+        """The producer node called `name` (responsibilities and gateways)."""
+        return next(
+            (c for c in self.project.contracts if c.name == name and c.kind in NODE_KINDS), None
+        )
+
+    def locate(self, span: Span) -> Path:
+        return self.paths.get(span.path, self.root / span.path)
+
+
+@dataclass(slots=True)
+class _Buffer:
+    text: str
+    version: int
+
+
+@dataclass(slots=True)
+class _Parsed:
+    path: Path
+    display: str
+    text: str
+    source: SourceFile | None
+    diagnostics: list[Diagnostic]
+
+
+class Workspace:
+    """Open buffers win over the disk; each file is re-parsed only when its text changes."""
+
+    def __init__(self, disk: Disk, wire: Wire | None = None) -> None:
+        self.disk = disk
+        self.wire = wire
+        self.folders: list[Path] = []
+        self._buffers: dict[Path, _Buffer] = {}
+        self._roots: dict[Path, Path] = {}
+        self._listings: dict[Path, tuple[Path, ...]] = {}
+        self._disk_texts: dict[Path, tuple[Stamp | None, str | None, Diagnostic | None]] = {}
+        self._parsed: dict[Path, _Parsed] = {}
+        self._configs: dict[Path, tuple[Stamp | None, Config, str | None]] = {}
+        self._analyses: dict[Path, tuple[object, Analysis]] = {}
+
+    # -- buffers -----------------------------------------------------------------------------
+
+    def open(self, path: Path, text: str, version: int) -> Path:
+        path = path.resolve()
+        self._buffers[path] = _Buffer(normalize(text), version)
+        root = self.root_of(path)
+        if path not in self._listings.get(root, (path,)):
+            self._listings.pop(root, None)  # a file the listing has not seen yet
+        return root
+
+    def change(self, path: Path, text: str, version: int) -> Path:
+        path = path.resolve()
+        self._buffers[path] = _Buffer(normalize(text), version)
+        return self.root_of(path)
+
+    def close(self, path: Path) -> Path:
+        path = path.resolve()
+        self._buffers.pop(path, None)
+        return self.root_of(path)
+
+    def version(self, path: Path) -> int | None:
+        buffer = self._buffers.get(path.resolve())
+        return buffer.version if buffer is not None else None
+
+    def open_paths(self, root: Path) -> list[Path]:
+        return sorted(p for p in self._buffers if self.root_of(p) == root)
+
+    def open_roots(self) -> list[Path]:
+        return sorted({self.root_of(p) for p in self._buffers})
+
+    # -- disk events -------------------------------------------------------------------------
+
+    def refresh(self, paths: Iterable[Path]) -> list[Path]:
+        """Files changed, appeared or vanished on disk; returns the roots of open projects
+        whose analysis may differ now."""
+        changed = [p.resolve() for p in paths]
+        if any(p.name in ROOT_MARKERS for p in changed):
+            # a project boundary moved: every grouping may differ
+            self._roots.clear()
+            self._listings.clear()
+            self._configs.clear()
+            return self.open_roots()
+        affected: set[Path] = set()
+        for path in changed:
+            if path.name.endswith(SUFFIX):
+                root = self.root_of(path)
+                self._listings.pop(root, None)
+                self._disk_texts.pop(path, None)
+                affected.add(root)
+        return sorted(affected & set(self.open_roots()))
+
+    # -- projects ----------------------------------------------------------------------------
+
+    def root_of(self, path: Path) -> Path:
+        path = path.resolve()
+        root = self._roots.get(path)
+        if root is None:
+            root = self._roots[path] = self.disk.project_root(path).resolve()
+        return root
+
+    def folder_roots(self) -> list[Path]:
+        """Every project under the workspace folders, plus those of open files."""
+        roots = set(self.open_roots())
+        for folder in self.folders:
+            for path in self.disk.list_sources(folder):
+                roots.add(self.root_of(path))
+        return sorted(roots)
+
+    def analysis(self, root: Path) -> Analysis:
+        """The project at `root` as the editor currently sees it (cached until inputs change)."""
+        root = root.resolve()
+        config_stamp, config, config_error = self._config(root)
+        parsed = [self._parse(path, root) for path in self._members(root)]
+        key = (config_stamp, config_error, tuple((p.display, p.text) for p in parsed))
+        cached = self._analyses.get(root)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        analysis = self._analyse(root, config, config_error, parsed)
+        self._analyses[root] = (key, analysis)
+        return analysis
+
+    def _members(self, root: Path) -> list[Path]:
+        listing = self._listings.get(root)
+        if listing is None:
+            listing = self._listings[root] = self.disk.list_sources(root)
+        members = set(listing) | set(self.open_paths(root))
+        return sorted(members, key=lambda p: relative(p, root))
+
+    def _text(self, path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
+        buffer = self._buffers.get(path)
+        if buffer is not None:
+            return buffer.text, None
+        stamp = self.disk.stamp(path)
+        cached = self._disk_texts.get(path)
+        if cached is not None and cached[0] == stamp and stamp is not None:
+            return cached[1], cached[2]
+        text, problem = self.disk.read(path, display)
+        self._disk_texts[path] = (stamp, text, problem)
+        return text, problem
+
+    def _parse(self, path: Path, root: Path) -> _Parsed:
+        display = relative(path, root)
+        text, problem = self._text(path, display)
+        cached = self._parsed.get(path)
+        if (
+            cached is not None
+            and text is not None
+            and cached.display == display
+            and cached.text == text
+        ):
+            return cached
+        if text is None:
+            parsed = _Parsed(path, display, "", None, [problem] if problem else [])
+        else:
+            project, found = parse_texts([(display, text)])
+            source = project.files[0] if project.files else None
+            parsed = _Parsed(path, display, text, source, found)
+        self._parsed[path] = parsed
+        return parsed
+
+    def _config(self, root: Path) -> tuple[Stamp | None, Config, str | None]:
+        stamp = self.disk.stamp(root / CONFIG_NAME)
+        cached = self._configs.get(root)
+        if cached is not None and cached[0] == stamp:
+            return cached
+        try:
+            entry: tuple[Stamp | None, Config, str | None] = (
+                stamp,
+                self.disk.load_config(root),
+                None,
+            )
+        except ConfigError as exc:  # a broken prose.toml: defaults, and say why
+            entry = (stamp, Config(root=root), str(exc))
+        self._configs[root] = entry
+        return entry
+
+    def _analyse(
+        self, root: Path, config: Config, config_error: str | None, parsed: list[_Parsed]
+    ) -> Analysis:
+        files = tuple(p.source for p in parsed if p.source is not None)
+        project = Project(files=files)
+        found = [d for p in parsed for d in p.diagnostics]
+        found += check_project(project)
+        topology = None
+        if self.wire is not None and files:
+            try:
+                topology, wired = self.wire(project, config)
+                found += wired
+            except Exception as exc:  # a Forme bug must not hide the lint findings
+                found.append(_internal(files[0].path, exc))
+        diagnostics = apply_policy(found, config)
+        by_path: dict[str, list[Diagnostic]] = {}
+        for item in diagnostics:
+            by_path.setdefault(item.span.path, []).append(item)
+        return Analysis(
+            root=root,
+            config=config,
+            config_error=config_error,
+            project=project,
+            diagnostics=diagnostics,
+            topology=topology,
+            paths={p.display: p.path for p in parsed},
+            displays={p.path: p.display for p in parsed},
+            by_path={k: tuple(v) for k, v in by_path.items()},
+        )
+
+
+def normalize(text: str) -> str:
+    """The text as `prosec lint` reads it: no BOM, `\\n` line ends (line numbers unchanged)."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _internal(path: str, exc: BaseException) -> Diagnostic:
+    return diag.make(
+        "internal_error",
+        f"prosec failed while wiring this project ({type(exc).__name__}: {exc}); please report it",
+        Span(path=path, line=1, column=1, end_line=1, end_column=1),
+    )
