@@ -21,6 +21,8 @@ class Disk(Protocol):
 
     def list_sources(self, root: Path) -> tuple[Path, ...]: ...
 
+    def list_tree(self, folder: Path) -> tuple[Path, ...]: ...
+
     def stamp(self, path: Path) -> Stamp | None: ...
 
     def read(self, path: Path, display: str) -> tuple[str | None, Diagnostic | None]: ...
@@ -36,13 +38,16 @@ class LocalDisk:
 
     def list_sources(self, root: Path) -> tuple[Path, ...]:
         """The `.prose.md` files `prosec lint ROOT` would group into the project at `root`."""
+        wanted = root.resolve()
+        return tuple(p for p in self.list_tree(root) if project_key(p) == wanted)
+
+    def list_tree(self, folder: Path) -> tuple[Path, ...]:
+        """Every `.prose.md` under `folder`, whatever project it belongs to."""
         try:
-            refs = discover([root], root)
+            refs = discover([folder], folder)
         except DiscoveryError:
             return ()
-        return tuple(
-            sorted(ref.path.resolve() for ref in refs if project_key(ref.path) == root.resolve())
-        )
+        return tuple(sorted(ref.path.resolve() for ref in refs))
 
     def stamp(self, path: Path) -> Stamp | None:
         try:

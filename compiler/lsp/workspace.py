@@ -150,7 +150,7 @@ class Workspace:
         """Every project under the workspace folders, plus those of open files."""
         roots = set(self.open_roots())
         for folder in self.folders:
-            for path in self.disk.list_sources(folder):
+            for path in self.disk.list_tree(folder):
                 roots.add(self.root_of(path))
         return sorted(roots)
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_lsp
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcMethodNotFound
 
-from .conftest import Editor, utf16_length
+from ...conftest import Runner
+from .conftest import Editor, server_config, start, utf16_length
 
 pytestmark = pytest.mark.asyncio
 
@@ -29,3 +35,265 @@ async def test_open_publishes_lint_diagnostics_with_utf16_ranges(
     )
     assert utf16_length(lines[number]) == len(lines[number]) + 1  # the emoji is two units
     assert unclear.severity == lsp.DiagnosticSeverity.Warning
+
+
+async def test_codes_and_severities_match_the_cli(
+    editor: Editor, project: Path, run_prosec: Runner
+) -> None:
+    uri = editor.open(project / "src" / "outreach.prose.md")
+    found = await editor.diagnostics_of(uri, 1)
+    result = run_prosec("lint", "--format", "json", "src", cwd=project)
+    records = [r for r in json.loads(result.stdout) if r["path"] == "src/outreach.prose.md"]
+    severities = {"error": 1, "warning": 2, "info": 3}
+    assert sorted(
+        (str(d.code), int(d.severity or 0), d.range.start.line + 1) for d in found
+    ) == sorted((r["code"], severities[r["severity"]], r["line"]) for r in records)
+
+
+async def test_edits_to_the_buffer_change_the_diagnostics(editor: Editor, project: Path) -> None:
+    uri = editor.open(project / "src" / "outreach.prose.md")
+    found = await editor.diagnostics_of(uri, 1)
+    unclear = next(d for d in found if d.code == "continuity_unclear")
+    version = editor.edit(
+        uri, [lsp.TextEdit(range=unclear.range, new_text="### Continuity\n\n- input-driven")]
+    )
+    found = await editor.diagnostics_of(uri, version)
+    assert sorted(str(d.code) for d in found) == ["id_missing", "section_retired"]
+    # the file on disk is unchanged: the server linted the buffer
+    assert "whenever the mood" in (project / "src" / "outreach.prose.md").read_text("utf-8")
+
+
+async def test_hover_on_a_section_heading(editor: Editor, project: Path) -> None:
+    uri = editor.open(project / "src" / "outreach.prose.md")
+    await editor.diagnostics_of(uri, 1)
+    lines = editor.texts[uri].split("\n")
+    goal = lines.index("### Goal")
+    result = await editor.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=goal, character=5),
+        )
+    )
+    assert result is not None and isinstance(result.contents, lsp.MarkupContent)
+    assert "Applies to: responsibility, gateway." in result.contents.value
+    assert result.range == lsp.Range(
+        start=lsp.Position(line=goal, character=0), end=lsp.Position(line=goal, character=8)
+    )
+    retired = lines.index("### Constraints")
+    result = await editor.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=retired, character=6),
+        )
+    )
+    assert result is not None and isinstance(result.contents, lsp.MarkupContent)
+    assert "`### Invariants`" in result.contents.value
+
+
+async def test_document_symbols_outline_the_contract(editor: Editor, project: Path) -> None:
+    uri = editor.open(project / "src" / "accounts.prose.md")
+    await editor.diagnostics_of(uri, 1)
+    symbols = await editor.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    assert symbols is not None
+    (node,) = symbols
+    assert isinstance(node, lsp.DocumentSymbol)
+    assert (node.name, node.kind) == ("accounts", lsp.SymbolKind.Class)
+    sections = {s.name: s for s in node.children or []}
+    assert list(sections) == ["Goal", "Requires", "Maintains", "Tools"]
+    facets = [(c.name, c.kind) for c in sections["Maintains"].children or []]
+    assert facets == [("enrichment", lsp.SymbolKind.Field), ("summary", lsp.SymbolKind.Field)]
+    needs = [(c.name, c.kind) for c in sections["Requires"].children or []]
+    assert needs == [("stargazers", lsp.SymbolKind.Property)]
+
+
+async def test_workspace_symbols_list_every_node(editor: Editor, project: Path) -> None:
+    result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=""))
+    assert result is not None
+    assert sorted(s.name for s in result) == ["accounts", "market", "outreach", "signals"]
+    result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="mkt"))
+    assert result is not None and [s.name for s in result] == ["market"]
+    (market,) = result
+    assert isinstance(market.location, lsp.Location)
+    assert market.location.uri == (project / "src" / "market.prose.md").as_uri()
+
+
+async def _actions(editor: Editor, uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
+    result = await editor.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=lsp.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    return [a for a in result or [] if isinstance(a, lsp.CodeAction)]
+
+
+def _edits_for(action: lsp.CodeAction, uri: str) -> list[lsp.TextEdit]:
+    assert action.edit is not None and action.edit.document_changes is not None
+    edits: list[lsp.TextEdit] = []
+    for change in action.edit.document_changes:
+        if isinstance(change, lsp.TextDocumentEdit) and change.text_document.uri == uri:
+            edits += [e for e in change.edits if isinstance(e, lsp.TextEdit)]
+    return edits
+
+
+async def test_code_actions_applied_relint_clean(editor: Editor, project: Path) -> None:
+    uri = editor.open(project / "src" / "outreach.prose.md")
+    found = await editor.diagnostics_of(uri, 1)
+    by_code = {str(d.code): d for d in found}
+    (add_id,) = [a for a in await _actions(editor, uri, by_code["id_missing"]) if "id:" in a.title]
+    assert add_id.kind == lsp.CodeActionKind.QuickFix and add_id.is_preferred
+    version = editor.edit(uri, _edits_for(add_id, uri))
+    found = await editor.diagnostics_of(uri, version)
+    assert "id_missing" not in {d.code for d in found}
+    new_id = re.search(r"^id: (\S+)$", editor.texts[uri], re.MULTILINE)
+    assert new_id is not None and re.fullmatch(r"[0-7][0-9A-HJKMNP-TV-Z]{25}", new_id.group(1))
+
+    retired = next(d for d in found if d.code == "section_retired")
+    (rename,) = [a for a in await _actions(editor, uri, retired) if a.diagnostics]
+    version = editor.edit(uri, _edits_for(rename, uri))
+    found = await editor.diagnostics_of(uri, version)
+    assert [str(d.code) for d in found] == ["continuity_unclear"]
+    assert "\n### Invariants\n" in editor.texts[uri]
+
+
+async def test_declare_no_tools_action(editor: Editor, project: Path) -> None:
+    uri = editor.open(project / "src" / "outreach.prose.md")
+    found = await editor.diagnostics_of(uri, 1)
+    (declare,) = [
+        a
+        for a in await _actions(editor, uri, found[0])
+        if a.kind == lsp.CodeActionKind.RefactorRewrite
+    ]
+    version = editor.edit(uri, _edits_for(declare, uri))
+    found = await editor.diagnostics_of(uri, version)
+    assert editor.texts[uri].endswith("without new evidence.\n\n### Tools\n\n(none)\n")
+    symbols = await editor.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    assert symbols is not None and isinstance(symbols[0], lsp.DocumentSymbol)
+    assert [s.name for s in symbols[0].children or []][-1] == "Tools"
+    # accounts already declares its tools: nothing to offer there
+    other = editor.open(project / "src" / "accounts.prose.md")
+    await editor.diagnostics_of(other, 1)
+    result = await editor.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=other),
+            range=lsp.Range(
+                start=lsp.Position(line=8, character=0), end=lsp.Position(line=8, character=0)
+            ),
+            context=lsp.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert not result
+
+
+async def _complete(
+    editor: Editor, uri: str, line: int, character: int
+) -> list[lsp.CompletionItem]:
+    result = await editor.text_document_completion_async(
+        lsp.CompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character),
+        )
+    )
+    assert isinstance(result, lsp.CompletionList)
+    return list(result.items)
+
+
+async def test_completion_of_sections_and_producers(editor: Editor, project: Path) -> None:
+    uri = editor.open(project / "src" / "outreach.prose.md")
+    await editor.diagnostics_of(uri, 1)
+    text = editor.texts[uri]
+    version = editor.replace(uri, text + "\n### To")
+    await editor.diagnostics_of(uri, version)
+    last = len(editor.texts[uri].split("\n")) - 1
+    items = await _complete(editor, uri, last, len("### To"))
+    labels = [i.label for i in items]
+    assert "Tools" in labels and "Maintains" not in labels  # Maintains is already there
+    assert "Receives" not in labels  # a gateway section
+    tools = next(i for i in items if i.label == "Tools")
+    assert isinstance(tools.text_edit, lsp.TextEdit)
+    assert tools.text_edit.range.start == lsp.Position(line=last, character=4)
+
+    lines = editor.texts[uri].split("\n")
+    need = lines.index("- `summary`: the summary to open the note with")
+    version = editor.edit(
+        uri,
+        [
+            lsp.TextEdit(
+                range=lsp.Range(
+                    start=lsp.Position(line=need + 1, character=0),
+                    end=lsp.Position(line=need + 1, character=0),
+                ),
+                new_text="- from `acc\n",
+            )
+        ],
+    )
+    await editor.diagnostics_of(uri, version)
+    items = await _complete(editor, uri, need + 1, len("- from `acc"))
+    labels = [i.label for i in items]
+    assert {"accounts", "market", "signals", "accounts.summary", "signals.stargazers"} <= set(
+        labels
+    )
+    assert "outreach" not in labels  # a node never subscribes to itself
+    version = editor.edit(
+        uri,
+        [
+            lsp.TextEdit(
+                range=lsp.Range(
+                    start=lsp.Position(line=need + 1, character=11),
+                    end=lsp.Position(line=need + 1, character=11),
+                ),
+                new_text="ounts.",
+            )
+        ],
+    )
+    await editor.diagnostics_of(uri, version)
+    items = await _complete(editor, uri, need + 1, len("- from `accounts."))
+    assert [i.label for i in items] == ["enrichment", "summary"]
+
+
+async def test_unknown_requests_get_method_not_found(editor: Editor) -> None:
+    with pytest.raises(JsonRpcMethodNotFound):
+        await editor.protocol.send_request_async("prosec/noSuchRequest", {})
+    # and the server keeps serving
+    result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="acc"))
+    assert result is not None and [s.name for s in result] == ["accounts"]
+
+
+async def test_broken_files_do_not_take_the_server_down(editor: Editor, project: Path) -> None:
+    broken = project / "src" / "broken.prose.md"
+    uri = editor.open(broken, "---\nname: [unclosed\nkind: responsibility\n```prose\nloop:\n")
+    found = await editor.diagnostics_of(uri, 1)
+    assert "frontmatter_unterminated" in {d.code for d in found} or "frontmatter_invalid" in {
+        d.code for d in found
+    }
+    for text in ("", "\x00\x01\ufffd", "## \n### \n#### \n- ``: \n"):
+        version = editor.replace(uri, text)
+        await editor.diagnostics_of(uri, version)
+        await editor.text_document_hover_async(
+            lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri),
+                position=lsp.Position(line=0, character=0),
+            )
+        )
+        await _complete(editor, uri, 0, 0)
+    result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="market"))
+    assert result is not None and [s.name for s in result] == ["market"]
+
+
+async def test_shutdown_and_exit(lsp_client: Editor, project: Path) -> None:
+    await start(lsp_client, project)
+    uri = lsp_client.open(project / "src" / "accounts.prose.md")
+    assert await lsp_client.diagnostics_of(uri, 1) == []
+    await lsp_client.shutdown_session()
+    server = lsp_client._server
+    assert server is not None and server.returncode == 0
+
+
+@pytest_lsp.fixture(config=server_config())
+async def lsp_client(lsp_client: Editor) -> AsyncIterator[None]:
+    yield

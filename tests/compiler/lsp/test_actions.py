@@ -1,0 +1,124 @@
+"""Code actions as values: fresh ids, lint fixes, `### Tools` (none) and prose.toml pins."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from prosec.compiler.ir import Need, Span
+from prosec.compiler.lsp import actions
+from prosec.compiler.lsp.positions import UTF16, LineIndex, Position, Range
+
+from .helpers import analyse, node, write
+
+ID = re.compile(r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+
+
+def _apply(text: str, edits: tuple[tuple[Range, str], ...]) -> str:
+    lines = text.split("\n")
+
+    def offset(p: Position) -> int:
+        return sum(len(line) + 1 for line in lines[: p.line]) + p.character
+
+    for where, new in sorted(edits, key=lambda e: e[0].start, reverse=True):
+        text = text[: offset(where.start)] + new + text[offset(where.end) :]
+    return text
+
+
+def test_uuid7_ids_are_valid_time_ordered_and_random() -> None:
+    a = actions.uuid7_id(1_700_000_000_000, bytes(10))
+    b = actions.uuid7_id(1_700_000_000_001, bytes(10))
+    c = actions.uuid7_id(1_700_000_000_001, bytes(range(1, 11)))
+    assert all(ID.match(x) for x in (a, b, c))
+    assert a < b and b != c
+    decoded = 0
+    for ch in a:
+        decoded = decoded * 32 + "0123456789ABCDEFGHJKMNPQRSTVWXYZ".index(ch)
+    assert decoded >> 80 == 1_700_000_000_000  # the timestamp
+    assert (decoded >> 76) & 0xF == 7  # the version
+    assert (decoded >> 62) & 0b11 == 0b10  # the variant
+
+
+def _request(display: str, line: int, toml: str | None = None) -> actions.Request:
+    return actions.Request(
+        display=display,
+        start=(line, 1),
+        end=(line, 1),
+        encoding=UTF16,
+        new_id=lambda: "067NC4KG01RG50R40M30E20918",
+        toml_text=toml,
+    )
+
+
+def test_fresh_id_and_retired_section_fixes(tmp_path: Path) -> None:
+    text = node("a", body="\n### Maintains\n\nThe truth.\n\n### Constraints\n\n- be kind\n")
+    root = write(tmp_path, {"a.prose.md": text})
+    _, analysis = analyse(root)
+    found = actions.code_actions(analysis, _request("a.prose.md", 2))
+    (add_id,) = [a for a in found if a.diagnostic is not None and a.diagnostic.code == "id_missing"]
+    fixed = _apply(text, add_id.changes[0].edits)
+    assert "kind: responsibility\nid: 067NC4KG01RG50R40M30E20918\n---" in fixed
+    line = text.split("\n").index("### Constraints") + 1
+    found = actions.code_actions(analysis, _request("a.prose.md", line))
+    (rename,) = [a for a in found if a.kind == actions.QUICKFIX]
+    assert "\n### Invariants\n" in _apply(text, rename.changes[0].edits)
+
+
+def test_tools_none_is_offered_only_where_tools_are_undeclared(tmp_path: Path) -> None:
+    body = "\n### Returns\n\nA number.\n"
+    text = (
+        node("f", kind="function", body=body)
+        + "\n## helper\n\n### Returns\n\nText.\n\n### Tools\n\n- `cli:gh`\n"
+    )
+    root = write(tmp_path, {"f.prose.md": text})
+    _, analysis = analyse(root)
+    (declare,) = actions.code_actions(analysis, _request("f.prose.md", 8))
+    assert declare.kind == actions.REWRITE
+    fixed = _apply(text, declare.changes[0].edits)
+    assert "### Returns\n\nA number.\n\n### Tools\n\n(none)\n\n## helper" in fixed
+    helper = text.split("\n").index("## helper") + 1
+    assert actions.code_actions(analysis, _request("f.prose.md", helper + 2)) == []
+
+
+def test_pins_append_to_prose_toml_or_create_it(tmp_path: Path) -> None:
+    need = Need(
+        name="summary",
+        text="summary",
+        span=Span(path="a", line=1, column=1, end_line=1, end_column=2),
+    )
+    created = actions.pin_change(tmp_path, None, "outreach", need, "market", "summary", UTF16)
+    assert created.create and created.path == tmp_path / "prose.toml"
+    data = tomllib.loads(_apply("", created.edits))
+    assert data["wiring"]["pin"] == [
+        {"subscriber": "outreach", "need": "summary", "producer": "market", "facet": "summary"}
+    ]
+    existing = "[lint]\nstrict = true"
+    changed = actions.pin_change(tmp_path, existing, "outreach", need, "market", "@atomic", UTF16)
+    assert not changed.create
+    text = _apply(existing, changed.edits)
+    assert text.startswith(existing + "\n\n[[wiring.pin]]\n")
+    assert tomllib.loads(text)["wiring"]["pin"][0]["facet"] == "@atomic"
+
+
+def test_pin_keys_quote_like_toml() -> None:
+    need = Need(
+        name=None,
+        text='the "odd" \\ need',
+        span=Span(path="a", line=1, column=1, end_line=1, end_column=2),
+    )
+    change = actions.pin_change(Path("."), None, "s", need, "p", "f", UTF16)
+    assert (
+        tomllib.loads(_apply("", change.edits))["wiring"]["pin"][0]["need"] == 'the "odd" \\ need'
+    )
+
+
+def test_qualifier_goes_at_the_end_of_the_first_line() -> None:
+    text = "- `summary`: the summary\n  to open with"
+    need = Need(
+        name="summary", text="", span=Span(path="a", line=1, column=1, end_line=2, end_column=15)
+    )
+    edit = actions.qualifier_edit(need, "market", "summary", LineIndex(text))
+    assert (
+        _apply(text, (edit,)) == "- `summary`: the summary (from `market.summary`)\n  to open with"
+    )
