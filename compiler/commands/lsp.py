@@ -19,7 +19,7 @@ import click
 @click.option(
     "--debounce-ms",
     type=click.IntRange(min=0),
-    default=50,
+    default=25,
     show_default=True,
     help="Wait this long after the last edit before re-linting the changed buffer.",
 )

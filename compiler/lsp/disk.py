@@ -64,5 +64,10 @@ class LocalDisk:
 
 
 def relative(path: Path, root: Path) -> str:
-    """How diagnostics name a file of the project: root-relative and forward-slashed."""
-    return display_path(path, root)
+    """How diagnostics name a file of the project: root-relative and forward-slashed.
+
+    Both paths are already resolved here, so no file-system call is needed per keystroke."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return display_path(path, root)

@@ -127,7 +127,7 @@ class ProseServer(LanguageServer):
         )
 
 
-def build(debounce: float = 0.05, wire: Wire | None = None) -> ProseServer:
+def build(debounce: float = 0.025, wire: Wire | None = None) -> ProseServer:
     """The server with every feature registered (started with `.start_io()`)."""
     server = ProseServer(debounce, wire)
     _register_sync(server)

@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from ...conftest import Runner
-from .conftest import Editor, server_config, start, utf16_length
+from .client import Editor, server_config, start, utf16_length
 
 pytestmark = pytest.mark.asyncio
 

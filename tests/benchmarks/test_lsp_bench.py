@@ -1,0 +1,147 @@
+"""`prosec lsp` latency: time from `didChange` to the published diagnostics of that version.
+
+Run with `make bench`. A real client drives the real server process over stdio; the time
+is measured in the client, so it includes JSON-RPC both ways. Two scenarios: a 5 KB file
+in a 50-file project (the aim is a median under 50 ms) and the largest upstream file.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from prosec.compiler.lsp.disk import LocalDisk
+
+from ..compiler.lsp.client import Editor, server_config, start
+from ..conftest import UPSTREAM
+
+pytestmark = pytest.mark.asyncio
+
+EDITS = 40
+FILES = 50
+LARGEST = UPSTREAM / "skills/open-prose/examples/session-to-prose/src/session-to-prose.prose.md"
+
+
+def _producer(i: int) -> str:
+    facets = "\n".join(
+        f"#### facet-{i}-{j}\nPart {j} of the truth of node {i}: entries with a source link, "
+        f"a confidence and the evidence behind it. Material: the entries and sources.\n"
+        for j in range(3)
+    )
+    return (
+        f"---\nname: node-{i:02d}\nkind: responsibility\n---\n\n# Node {i}\n\n### Goal\n\n"
+        f"Node {i} keeps a current, sourced view of topic {i} for everyone downstream.\n\n"
+        f"### Requires\n\n- `facet-{max(i - 1, 0)}-1`: the previous node's second part\n\n"
+        f"### Maintains\n\nOne record per item; fetch timestamps are immaterial.\n\n{facets}\n"
+        "### Continuity\n\n- input-driven\n\n### Tools\n\n(none)\n"
+    )
+
+
+def _large(target: int = 5_000) -> str:
+    needs = "\n".join(
+        f"- `facet-{i}-{i % 3}`: part {i % 3} of node {i}'s truth, read for the weekly summary"
+        for i in range(1, 12)
+    )
+    body = (
+        "---\nname: summary\nkind: responsibility\n---\n\n# Weekly summary\n\n### Goal\n\n"
+        "A weekly summary of everything the other nodes know, written for the team.\n\n"
+        f"### Requires\n\n{needs}\n\n### Maintains\n\n"
+        "One summary per week; render timestamps are immaterial.\n\n"
+    )
+    section = 0
+    while len(body.encode("utf-8")) < target:
+        body += (
+            f"#### part-{section}\nSection {section} of the summary: the three most important "
+            "changes of the week, each with its source, its owner and why it matters. "
+            "Material: the changes and their sources; wording is immaterial.\n\n"
+        )
+        section += 1
+    return body + "### Continuity\n\n- input-driven\n\n### Tools\n\n(none)\n"
+
+
+def _project(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "prose.toml").write_text("[lint]\n", encoding="utf-8")
+    for i in range(FILES - 1):
+        (root / "src" / f"node-{i:02d}.prose.md").write_text(_producer(i), encoding="utf-8")
+    (root / "src" / "summary.prose.md").write_text(_large(), encoding="utf-8")
+    return root / "src" / "summary.prose.md"
+
+
+async def _latencies(client: Editor, uri: str, edits: int) -> list[float]:
+    """Type one character at a time at the end of the first paragraph after the first
+    `###` heading; ms until the diagnostics of that version arrive."""
+    await client.diagnostics_of(uri, 1)
+    lines = client.texts[uri].split("\n")
+    line = next(i for i, text in enumerate(lines) if text.startswith("### ")) + 2
+    result = []
+    for n in range(edits):
+        mark = len(client.published)
+        column = len(lines[line].encode("utf-16-le")) // 2
+        typed = "x" if n % 2 else " "
+        lines[line] += typed
+        where = lsp.Range(
+            start=lsp.Position(line=line, character=column),
+            end=lsp.Position(line=line, character=column),
+        )
+        sent = time.perf_counter()
+        version = client.edit(uri, [lsp.TextEdit(range=where, new_text=typed)])
+        await client.diagnostics_of(uri, version, after=mark, timeout=30)
+        arrived = next(
+            t for t, p in client.published[mark:] if p.uri == uri and p.version == version
+        )
+        result.append((arrived - sent) * 1000)
+    return result
+
+
+def _report(label: str, size: int, files: int, values: list[float]) -> None:
+    ordered = sorted(values)
+    p90 = ordered[int(len(ordered) * 0.9) - 1]
+    print(
+        f"\nlsp didChange→diagnostics {label}: {size / 1000:.1f} KB file, {files} files, "
+        f"{len(values)} edits: median {statistics.median(values):.1f} ms, p90 {p90:.1f} ms, "
+        f"min {ordered[0]:.1f} ms, max {ordered[-1]:.1f} ms"
+    )
+
+
+@pytest_lsp.fixture(config=server_config("--debounce-ms", "0"))
+async def client(lsp_client: Editor) -> AsyncIterator[None]:
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server_config())
+async def debounced(lsp_client: Editor) -> AsyncIterator[None]:
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_5kb_file_in_a_50_file_project(client: Editor, tmp_path: Path) -> None:
+    path = _project(tmp_path / "bench")
+    await start(client, tmp_path / "bench")
+    uri = client.open(path)
+    values = await _latencies(client, uri, EDITS)
+    _report("(no debounce)", path.stat().st_size, FILES, values)
+    assert path.stat().st_size >= 5_000
+    assert statistics.median(values) < 50
+
+
+async def test_5kb_file_with_the_default_debounce(debounced: Editor, tmp_path: Path) -> None:
+    path = _project(tmp_path / "bench")
+    await start(debounced, tmp_path / "bench")
+    uri = debounced.open(path)
+    values = await _latencies(debounced, uri, 20)
+    _report("(default 25 ms debounce)", path.stat().st_size, FILES, values)
+
+
+async def test_largest_upstream_file(client: Editor, upstream: Path) -> None:
+    await start(client, LARGEST.parent.parent)
+    uri = client.open(LARGEST)
+    values = await _latencies(client, uri, 15)
+    files = len(LocalDisk().list_sources(LocalDisk().project_root(LARGEST)))
+    _report("(largest upstream file)", LARGEST.stat().st_size, files, values)
