@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,86 +109,87 @@ def _wiring_actions(
     analysis: Analysis, request: Request, index: LineIndex, need: Need, found: Diagnostic
 ) -> list[Action]:
     resolution = wiring.resolution(analysis.topology, need)
-    if resolution is None or resolution.status == "wired":
+    if resolution is None or resolution.status not in ("ambiguous", "unsatisfied"):
         return []
+    subscriber = analysis.node(resolution.subscriber)
+    key = pin_key(need, subscriber.needs if subscriber is not None else (need,))
     path = analysis.paths[request.display]
     actions = []
     for candidate in resolution.candidates:
         producer, facet = wiring.split_candidate(analysis, candidate)
+        target = f"`{producer}.{facet}`"
         if resolution.status == "ambiguous":
             edit = qualifier_edit(need, producer, facet, index)
             actions.append(
                 Action(
-                    f"Qualify the need: wire it to `{candidate}`",
+                    f"Wire to {target} (name it in the need)",
                     QUICKFIX,
                     (FileChange(path, (edit,)),),
                     found,
                 )
             )
-        actions.append(
-            Action(
-                f"Pin `{candidate}` in {CONFIG_NAME}",
-                QUICKFIX,
-                (
-                    pin_change(
-                        analysis.root,
-                        request.toml_text,
-                        resolution.subscriber,
-                        need,
-                        producer,
-                        facet,
-                        request.encoding,
-                    ),
-                ),
-                found,
-            )
-        )
+        pin = Pin(resolution.subscriber, key, producer, facet)
+        change = pin_change(analysis.root, request.toml_text, pin, request.encoding)
+        if change is not None:
+            title = f"Pin to {target} in {CONFIG_NAME}"
+            actions.append(Action(title, QUICKFIX, (change,), found))
     return actions
 
 
 def qualifier_edit(need: Need, producer: str, facet: str, index: LineIndex) -> tuple[Range, str]:
-    """Append a qualifier naming the producer (and facet) to the need's first line."""
+    """Name the producer in the need so the qualified rung decides: append
+    `` (from `producer.facet`) `` to a bullet or sentence, or add a line under a `####`
+    facet-need (whose heading is its name)."""
+    reference = f"`{producer}` via @atomic" if facet == ATOMIC_FACET else f"`{producer}.{facet}`"
     line = need.span.line
-    end = len(index.line(line)) + 1
-    reference = f"`{producer}`" if facet == ATOMIC_FACET else f"`{producer}.{facet}`"
-    position = index.position(line, end)
+    position = index.position(line, len(index.line(line)) + 1)
+    if need.facet_need:
+        return Range(position, position), f"\n\nFrom {reference}."
     return Range(position, position), f" (from {reference})"
 
 
-def pin_key(need: Need) -> str:
-    """How a pin names the need: its leading name, else its text."""
-    return need.name or " ".join(need.text.split())
+@dataclass(frozen=True, slots=True)
+class Pin:
+    subscriber: str
+    need: str
+    producer: str
+    facet: str
 
 
-def pin_change(
-    root: Path,
-    toml_text: str | None,
-    subscriber: str,
-    need: Need,
-    producer: str,
-    facet: str,
-    encoding: str,
-) -> FileChange:
-    """Append a `[[wiring.pin]]` table to prose.toml (creating the file when absent)."""
+def pin_key(need: Need, needs: tuple[Need, ...]) -> str:
+    """How a pin names a need: its leading name, else its 1-based position (`#N`)."""
+    if need.name:
+        return need.name
+    position = next((i for i, n in enumerate(needs, start=1) if n == need), 1)
+    return f"#{position}"
+
+
+def pin_change(root: Path, toml_text: str | None, pin: Pin, encoding: str) -> FileChange | None:
+    """Append a `[[wiring.pin]]` table to prose.toml (creating the file when absent); None
+    when the result would not be valid TOML (e.g. `wiring.pin` written as an inline array)."""
     table = (
         "[[wiring.pin]]\n"
-        f"subscriber = {_toml_string(subscriber)}\n"
-        f"need = {_toml_string(pin_key(need))}\n"
-        f"producer = {_toml_string(producer)}\n"
-        f"facet = {_toml_string(facet)}\n"
+        f"subscriber = {_toml_string(pin.subscriber)}\n"
+        f"need = {_toml_string(pin.need)}\n"
+        f"producer = {_toml_string(pin.producer)}\n"
+        f"facet = {_toml_string(pin.facet)}\n"
     )
     path = root / CONFIG_NAME
     if toml_text is None:
         start = LineIndex("", encoding).end()
         return FileChange(path, ((Range(start, start), table),), create=True)
-    index = LineIndex(toml_text.replace("\r\n", "\n"), encoding)
-    end = index.end()
-    if not toml_text.strip() or toml_text.endswith("\n\n"):
+    text = toml_text.replace("\r\n", "\n")
+    if not text.strip() or text.endswith("\n\n"):
         lead = ""
-    elif toml_text.endswith("\n"):
+    elif text.endswith("\n"):
         lead = "\n"
     else:
         lead = "\n\n"
+    try:
+        tomllib.loads(text + lead + table)
+    except tomllib.TOMLDecodeError:
+        return None
+    end = LineIndex(text, encoding).end()
     return FileChange(path, ((Range(end, end), lead + table),))
 
 

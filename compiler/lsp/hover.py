@@ -79,37 +79,52 @@ def _requires_summary(analysis: Analysis, section: Section) -> str:
 def need_text(analysis: Analysis, contract: Contract, need: Need) -> str:
     title = f"**Need** `{need.name}`" if need.name else "**Need**"
     lines = [f"{title} of `{contract.name}`"]
-    if analysis.topology is None:
-        lines.append("Wiring is not available for this project.")
+    if analysis.topology is None or contract.path not in analysis.wired:
+        lines.append(_no_wiring(analysis, contract))
         return "\n\n".join(lines)
     found = wiring.resolution(analysis.topology, need)
     if found is None:
-        lines.append("Forme did not resolve this need (it belongs to no wired node).")
-    elif found.status == "wired":
-        lines.append("Wired to:")
+        lines.append("Forme did not resolve this need (its contract is not a node).")
+        return "\n\n".join(lines)
+    rung = f" on the **{found.rung.value}** rung" if found.rung is not None else ""
+    if found.status == "wired":
+        lines.append(f"Wired{rung}: {found.evidence}" if found.evidence else f"Wired{rung}.")
         lines.append("\n".join(_edge_line(edge) for edge in found.edges))
     elif found.status == "ambiguous":
         lines.append(
-            "**Ambiguous**: several producers match on the same rung, so it is left unwired. "
-            "Qualify the need or pin one in `prose.toml`."
+            f"**Ambiguous**{rung}: several producers match, so it is left unwired "
+            f"({found.evidence}). Name the producer (`producer.facet`) or pin one in "
+            "`prose.toml`; the code actions do either."
         )
         lines.append("Candidates: " + ", ".join(f"`{c}`" for c in found.candidates))
-    else:
-        lines.append("**Unsatisfied**: no producer in the project maintains what it asks for.")
+    elif found.status == "unsatisfied":
+        lines.append(f"**Unsatisfied**: {found.evidence or 'no producer matches'}.")
         if found.candidates:
             lines.append("Closest producers: " + ", ".join(f"`{c}`" for c in found.candidates))
+    elif found.status == "self":
+        lines.append(
+            f"Names `{contract.name}` itself ({found.evidence}): no edge is drawn; "
+            "re-reading its own truth is self-driven continuity."
+        )
+    else:
+        lines.append(f"Not wired: {found.evidence or found.status}.")
     return "\n\n".join(lines)
 
 
+def _no_wiring(analysis: Analysis, contract: Contract) -> str:
+    if contract.path not in analysis.wired and analysis.topology is not None:
+        return "Not wired: this file is outside the source root that `prosec build` compiles."
+    return "Wiring is not available for this project."
+
+
 def _edge_line(edge: Edge) -> str:
-    evidence = f": {edge.evidence}" if edge.evidence else ""
-    return f"- `{edge.producer}` facet `{edge.facet}` (rung **{edge.rung.value}**{evidence})"
+    return f"- `{edge.producer}` facet `{edge.facet}`"
 
 
 def facet_text(analysis: Analysis, contract: Contract, facet: Facet) -> str:
     lines = [f"**Facet** `{facet.name}` of `{contract.name}`"]
-    if analysis.topology is None:
-        lines.append("Wiring is not available for this project.")
+    if analysis.topology is None or contract.path not in analysis.wired:
+        lines.append(_no_wiring(analysis, contract))
     else:
         lines.append(
             _readers(analysis, wiring.subscribers(analysis.topology, contract.name, facet.name))

@@ -17,7 +17,7 @@ from .. import __version__
 from ..config import CONFIG_NAME, ROOT_MARKERS
 from ..discover import SUFFIX
 from ..ir import Span
-from . import actions, completion, convert, hover, navigation
+from . import actions, completion, convert, hover, navigation, wiring
 from .disk import LocalDisk
 from .positions import UTF16, LineIndex, Position
 from .workspace import Analysis, Wire, Workspace
@@ -106,6 +106,21 @@ class ProseServer(LanguageServer):
                     uri=uri, diagnostics=found, version=self.model.version(path)
                 )
             )
+        self.publish_config(analysis)
+
+    def publish_config(self, analysis: Analysis) -> None:
+        """Findings about prose.toml itself (stale wiring pins) go to its own URI."""
+        path = analysis.root / CONFIG_NAME
+        uri = self.uri_of(path)
+        text = _read_config(analysis.root) or ""
+        index = LineIndex(text.replace("\r\n", "\n"), self.encoding)
+        found = [convert.diagnostic(d, index) for d in analysis.diagnostics_for(CONFIG_NAME)]
+        if self.published.get(uri, []) == found:
+            return
+        self.published[uri] = found
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=found)
+        )
 
     def report_config(self, root: Path, error: str | None) -> None:
         if self.config_errors.get(root) == error:
@@ -127,7 +142,7 @@ class ProseServer(LanguageServer):
         )
 
 
-def build(debounce: float = 0.025, wire: Wire | None = None) -> ProseServer:
+def build(debounce: float = 0.025, wire: Wire | None = wiring.wire) -> ProseServer:
     """The server with every feature registered (started with `.start_io()`)."""
     server = ProseServer(debounce, wire)
     _register_sync(server)
@@ -205,6 +220,13 @@ def _register_sync(server: ProseServer) -> None:
         paths = [p for p in (ls.path_of(change.uri) for change in params.changes) if p]
         for root in ls.model.refresh(paths):
             ls.publish(root)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(ls: ProseServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        removed = {ls.path_of(f.uri) for f in params.event.removed}
+        added = [p for p in (ls.path_of(f.uri) for f in params.event.added) if p is not None]
+        kept = [p for p in ls.model.folders if p not in removed]
+        ls.model.folders = kept + [p for p in added if p not in kept]
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: ProseServer, params: Any) -> None:

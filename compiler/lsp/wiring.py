@@ -1,9 +1,21 @@
-"""Questions the features ask of Forme's topology: who feeds a need, who reads a facet."""
+"""Forme for the editor (patterns → Forme → canonicalizer checks, as `prosec build` runs
+them) and the questions the features ask of its topology."""
 
 from __future__ import annotations
 
-from ..ir import ATOMIC_FACET, Contract, Edge, Facet, Need, Resolution, Span, Topology
+from ..config import Config
+from ..diagnostics import Diagnostic
+from ..ir import ATOMIC_FACET, Contract, Edge, Facet, Need, Project, Resolution, Span, Topology
+from ..passes import canonicalize, forme, patterns
 from .workspace import Analysis
+
+
+def wire(project: Project, config: Config) -> tuple[Project, Topology, list[Diagnostic]]:
+    """The build's wiring passes over a parsed, checked project (no host lookups)."""
+    expanded, found = patterns.run(project)
+    topology, wired = forme.run(expanded, config)
+    _, lowered = canonicalize.run(topology)
+    return expanded, topology, [*found, *wired, *lowered]
 
 
 def resolution(topology: Topology | None, need: Need) -> Resolution | None:

@@ -12,11 +12,13 @@ from ..diagnostics import Diagnostic
 from ..discover import SUFFIX
 from ..ir import NODE_KINDS, Contract, Project, SourceFile, Span, Topology
 from ..lint import apply_policy, check_project, parse_texts
+from ..pipeline import source_root
 from .disk import Disk, Stamp, relative
 from .positions import UTF16, LineIndex
 
-# Forme as the workspace calls it: project + config → topology (None when absent) + findings
-Wire = Callable[[Project, Config], tuple[Topology | None, list[Diagnostic]]]
+# the build's wiring as the workspace calls it: project + config → the expanded project
+# (pattern instances become nodes), Forme's topology, and their findings
+Wire = Callable[[Project, Config], tuple[Project, Topology, list[Diagnostic]]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,6 +31,7 @@ class Analysis:
     project: Project
     diagnostics: tuple[Diagnostic, ...]
     topology: Topology | None
+    wired: frozenset[str]  # display paths of the files `prosec build` compiles and wires
     paths: Mapping[str, Path]  # display path → absolute path
     displays: Mapping[Path, str]  # absolute path → display path
     by_path: Mapping[str, tuple[Diagnostic, ...]] = field(default_factory=dict)
@@ -229,13 +232,19 @@ class Workspace:
         project = Project(files=files)
         found = [d for p in parsed for d in p.diagnostics]
         found += check_project(project)
+        sources = source_root(root, config)
+        built = frozenset(p.display for p in parsed if p.path.is_relative_to(sources))
         topology = None
-        if self.wire is not None and files:
+        if self.wire is not None and built:
             try:
-                topology, wired = self.wire(project, config)
+                expanded, topology, wired = self.wire(
+                    Project(files=tuple(f for f in files if f.path in built)), config
+                )
                 found += wired
+                by_display = {f.path: f for f in expanded.files}
+                project = Project(files=tuple(by_display.get(f.path, f) for f in files))
             except Exception as exc:  # a Forme bug must not hide the lint findings
-                found.append(_internal(files[0].path, exc))
+                found.append(_internal(sorted(built)[0], exc))
         diagnostics = apply_policy(found, config)
         by_path: dict[str, list[Diagnostic]] = {}
         for item in diagnostics:
@@ -247,6 +256,7 @@ class Workspace:
             project=project,
             diagnostics=diagnostics,
             topology=topology,
+            wired=built,
             paths={p.display: p.path for p in parsed},
             displays={p.path: p.display for p in parsed},
             by_path={k: tuple(v) for k, v in by_path.items()},

@@ -20,8 +20,11 @@ def project(tmp_path: Path) -> Path:
     return target
 
 
-@pytest_lsp.fixture(config=server_config("--debounce-ms", "0"))
-async def editor(lsp_client: Editor, project: Path) -> AsyncIterator[None]:
-    await start(lsp_client, project)
+@pytest_lsp.fixture(config=server_config("--debounce-ms", "0"), scope="module")
+async def editor(
+    lsp_client: Editor, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[None]:
+    """One server process per test module; each test opens files of its own project copy."""
+    await start(lsp_client, tmp_path_factory.mktemp("workspace"))
     yield
     await lsp_client.shutdown_session()

@@ -82,43 +82,53 @@ def test_tools_none_is_offered_only_where_tools_are_undeclared(tmp_path: Path) -
 
 
 def test_pins_append_to_prose_toml_or_create_it(tmp_path: Path) -> None:
-    need = Need(
-        name="summary",
-        text="summary",
-        span=Span(path="a", line=1, column=1, end_line=1, end_column=2),
-    )
-    created = actions.pin_change(tmp_path, None, "outreach", need, "market", "summary", UTF16)
-    assert created.create and created.path == tmp_path / "prose.toml"
+    pin = actions.Pin("outreach", "summary", "market", "summary")
+    created = actions.pin_change(tmp_path, None, pin, UTF16)
+    assert created is not None and created.create and created.path == tmp_path / "prose.toml"
     data = tomllib.loads(_apply("", created.edits))
     assert data["wiring"]["pin"] == [
         {"subscriber": "outreach", "need": "summary", "producer": "market", "facet": "summary"}
     ]
     existing = "[lint]\nstrict = true"
-    changed = actions.pin_change(tmp_path, existing, "outreach", need, "market", "@atomic", UTF16)
-    assert not changed.create
+    changed = actions.pin_change(tmp_path, existing, pin, UTF16)
+    assert changed is not None and not changed.create
     text = _apply(existing, changed.edits)
     assert text.startswith(existing + "\n\n[[wiring.pin]]\n")
-    assert tomllib.loads(text)["wiring"]["pin"][0]["facet"] == "@atomic"
+    assert tomllib.loads(text)["lint"] == {"strict": True}
 
 
-def test_pin_keys_quote_like_toml() -> None:
-    need = Need(
+def test_pins_never_break_prose_toml() -> None:
+    inline = '[wiring]\npin = [{ subscriber = "a", need = "b", producer = "c" }]\n'
+    pin = actions.Pin("s", 'the "odd" \\ need', "p", "f")
+    assert actions.pin_change(Path("."), inline, pin, UTF16) is None
+    change = actions.pin_change(Path("."), "", pin, UTF16)
+    assert change is not None
+    assert tomllib.loads(_apply("", change.edits))["wiring"]["pin"][0]["need"] == pin.need
+
+
+def test_pin_keys_name_the_need_or_its_position() -> None:
+    span = Span(path="a", line=1, column=1, end_line=1, end_column=2)
+    named = Need(name="summary", text="summary", span=span)
+    other = Need(
         name=None,
-        text='the "odd" \\ need',
-        span=Span(path="a", line=1, column=1, end_line=1, end_column=2),
+        text="the weather",
+        span=Span(path="a", line=2, column=1, end_line=2, end_column=2),
     )
-    change = actions.pin_change(Path("."), None, "s", need, "p", "f", UTF16)
-    assert (
-        tomllib.loads(_apply("", change.edits))["wiring"]["pin"][0]["need"] == 'the "odd" \\ need'
-    )
+    assert actions.pin_key(named, (named, other)) == "summary"
+    assert actions.pin_key(other, (named, other)) == "#2"
 
 
-def test_qualifier_goes_at_the_end_of_the_first_line() -> None:
+def test_qualifiers_name_the_producer_and_facet() -> None:
     text = "- `summary`: the summary\n  to open with"
-    need = Need(
-        name="summary", text="", span=Span(path="a", line=1, column=1, end_line=2, end_column=15)
-    )
+    span = Span(path="a", line=1, column=1, end_line=2, end_column=15)
+    need = Need(name="summary", text="", span=span)
     edit = actions.qualifier_edit(need, "market", "summary", LineIndex(text))
     assert (
         _apply(text, (edit,)) == "- `summary`: the summary (from `market.summary`)\n  to open with"
     )
+    edit = actions.qualifier_edit(need, "market", "@atomic", LineIndex(text))
+    assert "(from `market` via @atomic)" in _apply(text, (edit,))
+    heading = Need(name="summary", text="", span=span, facet_need=True)
+    facet_text = "#### summary\nText."
+    edit = actions.qualifier_edit(heading, "market", "summary", LineIndex(facet_text))
+    assert _apply(facet_text, (edit,)) == "#### summary\n\nFrom `market.summary`.\nText."

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from ...conftest import Runner
-from .client import Editor, server_config, start, utf16_length
+from .client import Editor, utf16_length
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 async def test_open_publishes_lint_diagnostics_with_utf16_ranges(
@@ -25,7 +23,13 @@ async def test_open_publishes_lint_diagnostics_with_utf16_ranges(
     uri = editor.open(path)
     found = await editor.diagnostics_of(uri, 1)
     codes = sorted(str(d.code) for d in found)
-    assert codes == ["continuity_unclear", "id_missing", "section_retired"]
+    assert codes == [
+        "continuity_unclear",
+        "id_missing",
+        "section_retired",
+        "wiring_ambiguous",
+        "wiring_unsatisfied",
+    ]
     lines = path.read_text(encoding="utf-8").split("\n")
     unclear = next(d for d in found if d.code == "continuity_unclear")
     number = next(i for i, line in enumerate(lines) if line.startswith("### Continuity"))
@@ -42,12 +46,15 @@ async def test_codes_and_severities_match_the_cli(
 ) -> None:
     uri = editor.open(project / "src" / "outreach.prose.md")
     found = await editor.diagnostics_of(uri, 1)
-    result = run_prosec("lint", "--format", "json", "src", cwd=project)
+    # `prosec build` reports the lint findings and the wiring ones, like the server
+    result = run_prosec("build", "--check", "--format", "json", project)
     records = [r for r in json.loads(result.stdout) if r["path"] == "src/outreach.prose.md"]
+    lint = run_prosec("lint", "--format", "json", "src", cwd=project)
+    linted = {r["code"] for r in json.loads(lint.stdout) if r["path"] == "src/outreach.prose.md"}
+    assert linted < {r["code"] for r in records}
     severities = {"error": 1, "warning": 2, "info": 3}
-    assert sorted(
-        (str(d.code), int(d.severity or 0), d.range.start.line + 1) for d in found
-    ) == sorted((r["code"], severities[r["severity"]], r["line"]) for r in records)
+    ours = sorted((str(d.code), int(d.severity or 0), d.range.start.line + 1) for d in found)
+    assert ours == sorted((r["code"], severities[r["severity"]], r["line"]) for r in records)
 
 
 async def test_edits_to_the_buffer_change_the_diagnostics(editor: Editor, project: Path) -> None:
@@ -58,7 +65,12 @@ async def test_edits_to_the_buffer_change_the_diagnostics(editor: Editor, projec
         uri, [lsp.TextEdit(range=unclear.range, new_text="### Continuity\n\n- input-driven")]
     )
     found = await editor.diagnostics_of(uri, version)
-    assert sorted(str(d.code) for d in found) == ["id_missing", "section_retired"]
+    assert sorted(str(d.code) for d in found) == [
+        "id_missing",
+        "section_retired",
+        "wiring_ambiguous",
+        "wiring_unsatisfied",
+    ]
     # the file on disk is unchanged: the server linted the buffer
     assert "whenever the mood" in (project / "src" / "outreach.prose.md").read_text("utf-8")
 
@@ -108,17 +120,6 @@ async def test_document_symbols_outline_the_contract(editor: Editor, project: Pa
     assert needs == [("stargazers", lsp.SymbolKind.Property)]
 
 
-async def test_workspace_symbols_list_every_node(editor: Editor, project: Path) -> None:
-    result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=""))
-    assert result is not None
-    assert sorted(s.name for s in result) == ["accounts", "market", "outreach", "signals"]
-    result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="mkt"))
-    assert result is not None and [s.name for s in result] == ["market"]
-    (market,) = result
-    assert isinstance(market.location, lsp.Location)
-    assert market.location.uri == (project / "src" / "market.prose.md").as_uri()
-
-
 async def _actions(editor: Editor, uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
     result = await editor.text_document_code_action_async(
         lsp.CodeActionParams(
@@ -155,8 +156,50 @@ async def test_code_actions_applied_relint_clean(editor: Editor, project: Path) 
     (rename,) = [a for a in await _actions(editor, uri, retired) if a.diagnostics]
     version = editor.edit(uri, _edits_for(rename, uri))
     found = await editor.diagnostics_of(uri, version)
-    assert [str(d.code) for d in found] == ["continuity_unclear"]
+    assert "section_retired" not in {d.code for d in found}
     assert "\n### Invariants\n" in editor.texts[uri]
+
+    ambiguous = next(d for d in found if d.code == "wiring_ambiguous")
+    titles = [a.title for a in await _actions(editor, uri, ambiguous) if a.diagnostics]
+    assert titles == [
+        "Wire to `accounts.summary` (name it in the need)",
+        "Pin to `accounts.summary` in prose.toml",
+        "Wire to `market.summary` (name it in the need)",
+        "Pin to `market.summary` in prose.toml",
+    ]
+    (qualify,) = [a for a in await _actions(editor, uri, ambiguous) if a.title == titles[2]]
+    version = editor.edit(uri, _edits_for(qualify, uri))
+    found = await editor.diagnostics_of(uri, version)
+    assert "wiring_ambiguous" not in {d.code for d in found}
+    assert (
+        "- `summary`: the summary to open the note with (from `market.summary`)"
+        in editor.texts[uri]
+    )
+    hover = await _hover(editor, uri, "- `summary`", 4)
+    assert "Wired on the **qualified** rung" in hover and "`market` facet `summary`" in hover
+
+    # the last two findings are fixed by hand: the buffer lints clean
+    lines = editor.texts[uri].split("\n")
+    lines = [line for line in lines if not line.startswith("- `weather-forecast`")]
+    text = "\n".join(lines).replace(
+        "### Continuity: whenever the mood 😀 strikes", "### Continuity\n\n- input-driven"
+    )
+    version = editor.replace(uri, text)
+    assert await editor.diagnostics_of(uri, version) == []
+
+
+async def _hover(editor: Editor, uri: str, prefix: str, character: int) -> str:
+    line = next(
+        i for i, text in enumerate(editor.texts[uri].split("\n")) if text.startswith(prefix)
+    )
+    result = await editor.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=character),
+        )
+    )
+    assert result is not None and isinstance(result.contents, lsp.MarkupContent)
+    return result.contents.value
 
 
 async def test_declare_no_tools_action(editor: Editor, project: Path) -> None:
@@ -261,7 +304,7 @@ async def test_unknown_requests_get_method_not_found(editor: Editor) -> None:
         await editor.protocol.send_request_async("prosec/noSuchRequest", {})
     # and the server keeps serving
     result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="acc"))
-    assert result is not None and [s.name for s in result] == ["accounts"]
+    assert result is not None and "accounts" in [s.name for s in result]
 
 
 async def test_broken_files_do_not_take_the_server_down(editor: Editor, project: Path) -> None:
@@ -282,18 +325,4 @@ async def test_broken_files_do_not_take_the_server_down(editor: Editor, project:
         )
         await _complete(editor, uri, 0, 0)
     result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="market"))
-    assert result is not None and [s.name for s in result] == ["market"]
-
-
-async def test_shutdown_and_exit(lsp_client: Editor, project: Path) -> None:
-    await start(lsp_client, project)
-    uri = lsp_client.open(project / "src" / "accounts.prose.md")
-    assert await lsp_client.diagnostics_of(uri, 1) == []
-    await lsp_client.shutdown_session()
-    server = lsp_client._server
-    assert server is not None and server.returncode == 0
-
-
-@pytest_lsp.fixture(config=server_config())
-async def lsp_client(lsp_client: Editor) -> AsyncIterator[None]:
-    yield
+    assert result is not None and "market" in [s.name for s in result]
