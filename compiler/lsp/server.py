@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,224 +146,239 @@ class ProseServer(LanguageServer):
 def build(debounce: float = 0.025, wire: Wire | None = wiring.wire) -> ProseServer:
     """The server with every feature registered (started with `.start_io()`)."""
     server = ProseServer(debounce, wire)
-    _register_sync(server)
-    _register_features(server)
+    for method, handler, options in HANDLERS:
+        server.feature(method, options)(handler)
     return server
 
 
-def _register_sync(server: ProseServer) -> None:
-    @server.feature(lsp.INITIALIZE)
-    def initialize(ls: ProseServer, params: lsp.InitializeParams) -> None:
-        folders = [f.uri for f in params.workspace_folders or []]
-        if not folders and params.root_uri:
-            folders = [params.root_uri]
-        ls.model.folders = [p for p in (ls.path_of(uri) for uri in folders) if p is not None]
+def _initialize(ls: ProseServer, params: lsp.InitializeParams) -> None:
+    folders = [f.uri for f in params.workspace_folders or []]
+    if not folders and params.root_uri:
+        folders = [params.root_uri]
+    ls.model.folders = [p for p in (ls.path_of(uri) for uri in folders) if p is not None]
 
-    @server.feature(lsp.INITIALIZED)
-    def initialized(ls: ProseServer, params: lsp.InitializedParams) -> None:
-        capabilities = ls.client_capabilities.workspace
-        watched = capabilities.did_change_watched_files if capabilities else None
-        if watched is None or not watched.dynamic_registration:
-            return
-        options = lsp.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[lsp.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED]
-        )
-        registration = lsp.Registration(
-            id="prosec-watch",
-            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-            register_options=options,
-        )
-        ls.client_register_capability(lsp.RegistrationParams(registrations=[registration]))
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: ProseServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        document = params.text_document
-        path = ls.path_of(document.uri)
-        if path is None:
-            return
-        ls.uris[path] = document.uri
-        root = ls.model.open(path, document.text, document.version)
+def _initialized(ls: ProseServer, params: lsp.InitializedParams) -> None:
+    capabilities = ls.client_capabilities.workspace
+    watched = capabilities.did_change_watched_files if capabilities else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    options = lsp.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[lsp.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED]
+    )
+    registration = lsp.Registration(
+        id="prosec-watch",
+        method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+    ls.client_register_capability(lsp.RegistrationParams(registrations=[registration]))
+
+
+def _did_open(ls: ProseServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    document = params.text_document
+    path = ls.path_of(document.uri)
+    if path is None:
+        return
+    ls.uris[path] = document.uri
+    root = ls.model.open(path, document.text, document.version)
+    ls.triggers.setdefault(root, set()).add(path)
+    ls.publish(root)
+
+
+async def _did_change(ls: ProseServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = ls.path_of(uri)
+    if path is None:
+        return
+    text = ls.workspace.get_text_document(uri).source
+    root = ls.model.change(path, text, params.text_document.version)
+    ls.schedule(root, path)
+
+
+def _did_save(ls: ProseServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    path = ls.path_of(params.text_document.uri)
+    if path is None:
+        return
+    for root in ls.model.refresh([path]) or [ls.model.root_of(path)]:
         ls.triggers.setdefault(root, set()).add(path)
         ls.publish(root)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: ProseServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        path = ls.path_of(uri)
-        if path is None:
-            return
-        text = ls.workspace.get_text_document(uri).source
-        root = ls.model.change(path, text, params.text_document.version)
-        ls.schedule(root, path)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: ProseServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        path = ls.path_of(params.text_document.uri)
-        if path is None:
-            return
-        for root in ls.model.refresh([path]) or [ls.model.root_of(path)]:
-            ls.triggers.setdefault(root, set()).add(path)
-            ls.publish(root)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: ProseServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        path = ls.path_of(uri)
-        if path is None:
-            return
-        root = ls.model.close(path)
-        ls.uris.pop(path, None)
-        ls.clear(uri)
-        ls.publish(root)  # the file's disk text replaces its buffer for the others
-
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched(ls: ProseServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        paths = [p for p in (ls.path_of(change.uri) for change in params.changes) if p]
-        for root in ls.model.refresh(paths):
-            ls.publish(root)
-
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def did_change_folders(ls: ProseServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
-        removed = {ls.path_of(f.uri) for f in params.event.removed}
-        added = [p for p in (ls.path_of(f.uri) for f in params.event.added) if p is not None]
-        kept = [p for p in ls.model.folders if p not in removed]
-        ls.model.folders = kept + [p for p in added if p not in kept]
-
-    @server.feature(lsp.SHUTDOWN)
-    def shutdown(ls: ProseServer, params: Any) -> None:
-        for handle in ls.timers.values():
-            handle.cancel()
-        ls.timers.clear()
+def _did_close(ls: ProseServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = ls.path_of(uri)
+    if path is None:
+        return
+    root = ls.model.close(path)
+    ls.uris.pop(path, None)
+    ls.clear(uri)
+    ls.publish(root)  # the file's disk text replaces its buffer for the others
 
 
-def _register_features(server: ProseServer) -> None:
-    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    def on_hover(ls: ProseServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        found = ls.analysis_at(params.text_document.uri)
-        if found is None:
-            return None
-        analysis, display, index = found
-        result = hover.hover(analysis, display, *index.point(_position(params.position)))
-        if result is None:
-            return None
-        return lsp.Hover(
-            contents=convert.markdown(result.markdown),
-            range=convert.range_(index.range(result.span)),
+def _did_change_watched(ls: ProseServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    paths = [p for p in (ls.path_of(change.uri) for change in params.changes) if p]
+    for root in ls.model.refresh(paths):
+        ls.publish(root)
+
+
+def _did_change_folders(ls: ProseServer, params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+    removed = {ls.path_of(f.uri) for f in params.event.removed}
+    added = [p for p in (ls.path_of(f.uri) for f in params.event.added) if p is not None]
+    kept = [p for p in ls.model.folders if p not in removed]
+    ls.model.folders = kept + [p for p in added if p not in kept]
+
+
+def _shutdown(ls: ProseServer, params: Any) -> None:
+    for handle in ls.timers.values():
+        handle.cancel()
+    ls.timers.clear()
+
+
+def _on_hover(ls: ProseServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    found = ls.analysis_at(params.text_document.uri)
+    if found is None:
+        return None
+    analysis, display, index = found
+    result = hover.hover(analysis, display, *index.point(_position(params.position)))
+    if result is None:
+        return None
+    return lsp.Hover(
+        contents=convert.markdown(result.markdown),
+        range=convert.range_(index.range(result.span)),
+    )
+
+
+def _on_definition(ls: ProseServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
+    found = ls.analysis_at(params.text_document.uri)
+    if found is None:
+        return []
+    analysis, display, index = found
+    spans = navigation.definition(analysis, display, *index.point(_position(params.position)))
+    return _locations(ls, analysis, spans)
+
+
+def _on_references(ls: ProseServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
+    found = ls.analysis_at(params.text_document.uri)
+    if found is None:
+        return []
+    analysis, display, index = found
+    line, column = index.point(_position(params.position))
+    spans = navigation.references(
+        analysis, display, line, column, params.context.include_declaration
+    )
+    return _locations(ls, analysis, spans)
+
+
+def _on_document_symbol(
+    ls: ProseServer, params: lsp.DocumentSymbolParams
+) -> list[lsp.DocumentSymbol]:
+    found = ls.analysis_at(params.text_document.uri)
+    if found is None:
+        return []
+    analysis, display, index = found
+    source = analysis.source(display)
+    if source is None:
+        return []
+    return [convert.document_symbol(s, index) for s in navigation.document_symbols(source)]
+
+
+def _on_workspace_symbol(
+    ls: ProseServer, params: lsp.WorkspaceSymbolParams
+) -> list[lsp.WorkspaceSymbol]:
+    analyses = [ls.model.analysis(root) for root in ls.model.folder_roots()]
+    result = []
+    for analysis, symbol in navigation.workspace_symbols(analyses, params.query):
+        index = analysis.index(symbol.span.path, ls.encoding)
+        where = lsp.Location(
+            uri=ls.uri_of(analysis.locate(symbol.span)),
+            range=convert.range_(index.range(symbol.span)),
         )
+        result.append(
+            lsp.WorkspaceSymbol(
+                name=symbol.name,
+                kind=convert.SYMBOL_KIND.get(symbol.kind, lsp.SymbolKind.Object),
+                location=where,
+                container_name=symbol.span.path,
+            )
+        )
+    return result
 
-    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    def on_definition(ls: ProseServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
-        found = ls.analysis_at(params.text_document.uri)
-        if found is None:
-            return []
-        analysis, display, index = found
-        spans = navigation.definition(analysis, display, *index.point(_position(params.position)))
-        return _locations(ls, analysis, spans)
 
-    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    def on_references(ls: ProseServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
-        found = ls.analysis_at(params.text_document.uri)
-        if found is None:
-            return []
+def _on_code_action(ls: ProseServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    found = ls.analysis_at(params.text_document.uri)
+    if found is None:
+        return []
+    analysis, display, index = found
+    request = actions.Request(
+        display=display,
+        start=index.point(_position(params.range.start)),
+        end=index.point(_position(params.range.end)),
+        encoding=ls.encoding,
+        new_id=lambda: actions.uuid7_id(time.time_ns() // 1_000_000, os.urandom(10)),
+        toml_text=_read_config(analysis.root),
+    )
+    wanted = params.context.only
+    document_changes = _document_changes(ls)
+    result = []
+    for action in actions.code_actions(analysis, request):
+        if wanted and not any(action.kind.startswith(str(k)) for k in wanted):
+            continue
+        if any(change.create for change in action.changes) and not document_changes:
+            continue  # the client cannot create prose.toml
+        result.append(
+            convert.code_action(
+                action,
+                lambda change: ls.uri_of(change.path),
+                lambda change: ls.model.version(change.path),
+                index,
+                document_changes,
+            )
+        )
+    return result
+
+
+def _on_completion(ls: ProseServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    found = ls.analysis_at(params.text_document.uri)
+    items: list[lsp.CompletionItem] = []
+    if found is not None:
         analysis, display, index = found
         line, column = index.point(_position(params.position))
-        spans = navigation.references(
-            analysis, display, line, column, params.context.include_declaration
-        )
-        return _locations(ls, analysis, spans)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def on_document_symbol(
-        ls: ProseServer, params: lsp.DocumentSymbolParams
-    ) -> list[lsp.DocumentSymbol]:
-        found = ls.analysis_at(params.text_document.uri)
-        if found is None:
-            return []
-        analysis, display, index = found
-        source = analysis.source(display)
-        if source is None:
-            return []
-        return [convert.document_symbol(s, index) for s in navigation.document_symbols(source)]
-
-    @server.feature(lsp.WORKSPACE_SYMBOL)
-    def on_workspace_symbol(
-        ls: ProseServer, params: lsp.WorkspaceSymbolParams
-    ) -> list[lsp.WorkspaceSymbol]:
-        analyses = [ls.model.analysis(root) for root in ls.model.folder_roots()]
-        result = []
-        for analysis, symbol in navigation.workspace_symbols(analyses, params.query):
-            index = analysis.index(symbol.span.path, ls.encoding)
-            where = lsp.Location(
-                uri=ls.uri_of(analysis.locate(symbol.span)),
-                range=convert.range_(index.range(symbol.span)),
-            )
-            result.append(
-                lsp.WorkspaceSymbol(
-                    name=symbol.name,
-                    kind=convert.SYMBOL_KIND.get(symbol.kind, lsp.SymbolKind.Object),
-                    location=where,
-                    container_name=symbol.span.path,
-                )
-            )
-        return result
-
-    _register_editing(server)
+        items = [
+            convert.completion(item, index)
+            for item in completion.complete(analysis, display, line, column)
+        ]
+    return lsp.CompletionList(is_incomplete=False, items=items)
 
 
-def _register_editing(server: ProseServer) -> None:
-    @server.feature(
+# every LSP method the server answers, with its registration options
+HANDLERS: tuple[tuple[str, Callable[..., Any], Any], ...] = (
+    (lsp.INITIALIZE, _initialize, None),
+    (lsp.INITIALIZED, _initialized, None),
+    (lsp.TEXT_DOCUMENT_DID_OPEN, _did_open, None),
+    (lsp.TEXT_DOCUMENT_DID_CHANGE, _did_change, None),
+    (lsp.TEXT_DOCUMENT_DID_SAVE, _did_save, None),
+    (lsp.TEXT_DOCUMENT_DID_CLOSE, _did_close, None),
+    (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, _did_change_watched, None),
+    (lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, _did_change_folders, None),
+    (lsp.SHUTDOWN, _shutdown, None),
+    (lsp.TEXT_DOCUMENT_HOVER, _on_hover, None),
+    (lsp.TEXT_DOCUMENT_DEFINITION, _on_definition, None),
+    (lsp.TEXT_DOCUMENT_REFERENCES, _on_references, None),
+    (lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _on_document_symbol, None),
+    (lsp.WORKSPACE_SYMBOL, _on_workspace_symbol, None),
+    (
         lsp.TEXT_DOCUMENT_CODE_ACTION,
+        _on_code_action,
         lsp.CodeActionOptions(
             code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite]
         ),
-    )
-    def on_code_action(ls: ProseServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-        found = ls.analysis_at(params.text_document.uri)
-        if found is None:
-            return []
-        analysis, display, index = found
-        request = actions.Request(
-            display=display,
-            start=index.point(_position(params.range.start)),
-            end=index.point(_position(params.range.end)),
-            encoding=ls.encoding,
-            new_id=lambda: actions.uuid7_id(time.time_ns() // 1_000_000, os.urandom(10)),
-            toml_text=_read_config(analysis.root),
-        )
-        wanted = params.context.only
-        document_changes = _document_changes(ls)
-        result = []
-        for action in actions.code_actions(analysis, request):
-            if wanted and not any(action.kind.startswith(str(k)) for k in wanted):
-                continue
-            if any(change.create for change in action.changes) and not document_changes:
-                continue  # the client cannot create prose.toml
-            result.append(
-                convert.code_action(
-                    action,
-                    lambda change: ls.uri_of(change.path),
-                    lambda change: ls.model.version(change.path),
-                    index,
-                    document_changes,
-                )
-            )
-        return result
-
-    @server.feature(
+    ),
+    (
         lsp.TEXT_DOCUMENT_COMPLETION,
+        _on_completion,
         lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS),
-    )
-    def on_completion(ls: ProseServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-        found = ls.analysis_at(params.text_document.uri)
-        items: list[lsp.CompletionItem] = []
-        if found is not None:
-            analysis, display, index = found
-            line, column = index.point(_position(params.position))
-            items = [
-                convert.completion(item, index)
-                for item in completion.complete(analysis, display, line, column)
-            ]
-        return lsp.CompletionList(is_incomplete=False, items=items)
+    ),
+)
 
 
 def _position(value: lsp.Position) -> Position:
