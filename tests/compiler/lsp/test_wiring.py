@@ -1,0 +1,87 @@
+"""The wiring features as pure functions over a real Forme run (no server)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from prosec.compiler.lsp import completion, hover, navigation, wiring
+from prosec.compiler.lsp.disk import LocalDisk
+from prosec.compiler.lsp.workspace import Analysis, Workspace
+
+from .client import EDITOR_PROJECT
+from .helpers import node, write
+
+DIGEST = node(
+    "digest",
+    body="\n### Requires\n\n- `accounts` (atomic): every account, as one truth\n\n"
+    "### Maintains\n\n#### text\nThe digest.\n\n- `body`: the text\n",
+)
+
+
+def _analysis(tmp_path: Path, extra: dict[str, str] | None = None) -> Analysis:
+    root = tmp_path / "editor"
+    shutil.copytree(EDITOR_PROJECT, root)
+    write(root, extra or {}, toml=None)
+    return Workspace(LocalDisk(), wiring.wire).analysis(root)
+
+
+def _line(analysis: Analysis, display: str, prefix: str) -> int:
+    source = analysis.source(display)
+    assert source is not None
+    return next(i for i, t in enumerate(source.text.split("\n"), 1) if t.startswith(prefix))
+
+
+def test_atomic_subscriptions_point_at_maintains(tmp_path: Path) -> None:
+    analysis = _analysis(tmp_path, {"src/digest.prose.md": DIGEST})
+    need = _line(analysis, "src/digest.prose.md", "- `accounts`")
+    (target,) = navigation.definition(analysis, "src/digest.prose.md", need, 5)
+    assert (target.path, target.line) == (
+        "src/accounts.prose.md",
+        _line(analysis, "src/accounts.prose.md", "### Maintains"),
+    )
+    maintains = _line(analysis, "src/accounts.prose.md", "### Maintains")
+    found = navigation.references(analysis, "src/accounts.prose.md", maintains, 5, False)
+    assert [(s.path, s.line) for s in found] == [("src/digest.prose.md", need)]
+
+
+def test_references_from_a_node_name_list_every_subscriber(tmp_path: Path) -> None:
+    analysis = _analysis(tmp_path, {"src/digest.prose.md": DIGEST})
+    found = navigation.references(analysis, "src/accounts.prose.md", 2, 8, True)
+    assert [s.path for s in found] == [
+        "src/accounts.prose.md",
+        "src/digest.prose.md",
+        "src/outreach.prose.md",
+    ]
+    text = hover.hover(analysis, "src/accounts.prose.md", 2, 8)
+    assert text is not None
+    assert "Reads from: `signals`" in text.markdown
+    assert "Read by: `digest`, `outreach`" in text.markdown
+
+
+def test_requires_completion_after_a_producer_offers_its_facets(tmp_path: Path) -> None:
+    analysis = _analysis(tmp_path, {"src/digest.prose.md": DIGEST + "\n"})
+    need = _line(analysis, "src/digest.prose.md", "- `accounts`")
+    items = completion.complete(analysis, "src/digest.prose.md", need, len("- `accounts") + 1)
+    assert "accounts.enrichment" in [i.label for i in items]
+    assert "digest" not in [i.label for i in items]
+
+
+def test_candidates_split_on_the_longest_node_name(tmp_path: Path) -> None:
+    analysis = _analysis(
+        tmp_path,
+        {"src/dotted.prose.md": node("acc.ounts", body="\n### Maintains\n\n#### x\nX.\n")},
+    )
+    assert wiring.split_candidate(analysis, "acc.ounts.x") == ("acc.ounts", "x")
+    assert wiring.split_candidate(analysis, "accounts.summary") == ("accounts", "summary")
+    assert wiring.split_candidate(analysis, "market") == ("market", "@atomic")
+
+
+def test_files_outside_the_source_root_are_linted_but_not_wired(tmp_path: Path) -> None:
+    analysis = _analysis(tmp_path, {"drafts/idea.prose.md": DIGEST.replace("digest", "idea")})
+    assert "drafts/idea.prose.md" in analysis.paths and "drafts/idea.prose.md" not in analysis.wired
+    assert "id_missing" in [d.code for d in analysis.diagnostics_for("drafts/idea.prose.md")]
+    need = _line(analysis, "drafts/idea.prose.md", "- `accounts`")
+    text = hover.hover(analysis, "drafts/idea.prose.md", need, 5)
+    assert text is not None and "outside the source root" in text.markdown
+    assert all(r.subscriber != "idea" for r in analysis.topology.resolutions)  # type: ignore[union-attr]
