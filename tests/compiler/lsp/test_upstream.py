@@ -6,7 +6,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from prosec.compiler.lsp import actions, completion, hover, navigation, wiring
 from prosec.compiler.lsp.disk import LocalDisk
 from prosec.compiler.lsp.positions import UTF16
