@@ -55,12 +55,18 @@ class ProseServer(LanguageServer):
         fs_path = to_fs_path(uri)
         return Path(fs_path).resolve() if fs_path else None
 
+    def source_path(self, uri: str) -> Path | None:
+        """The path of a `.prose.md` document; None for anything else (a client may send
+        every Markdown file: those are not contracts and get nothing)."""
+        path = self.path_of(uri)
+        return path if path is not None and path.name.endswith(SUFFIX) else None
+
     def uri_of(self, path: Path) -> str:
         return self.uris.get(path.resolve()) or from_fs_path(str(path)) or path.as_uri()
 
     def analysis_at(self, uri: str) -> tuple[Analysis, str, LineIndex] | None:
         """The analysis of the project holding `uri`, its display path and its line index."""
-        path = self.path_of(uri)
+        path = self.source_path(uri)
         if path is None:
             return None
         analysis = self.model.analysis(self.model.root_of(path))
@@ -176,7 +182,7 @@ def _initialized(ls: ProseServer, params: lsp.InitializedParams) -> None:
 
 def _did_open(ls: ProseServer, params: lsp.DidOpenTextDocumentParams) -> None:
     document = params.text_document
-    path = ls.path_of(document.uri)
+    path = ls.source_path(document.uri)
     if path is None:
         return
     ls.uris[path] = document.uri
@@ -187,7 +193,7 @@ def _did_open(ls: ProseServer, params: lsp.DidOpenTextDocumentParams) -> None:
 
 async def _did_change(ls: ProseServer, params: lsp.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
-    path = ls.path_of(uri)
+    path = ls.source_path(uri)
     if path is None:
         return
     text = ls.workspace.get_text_document(uri).source
@@ -196,7 +202,7 @@ async def _did_change(ls: ProseServer, params: lsp.DidChangeTextDocumentParams) 
 
 
 def _did_save(ls: ProseServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    path = ls.path_of(params.text_document.uri)
+    path = ls.source_path(params.text_document.uri)
     if path is None:
         return
     for root in ls.model.refresh([path]) or [ls.model.root_of(path)]:
@@ -206,7 +212,7 @@ def _did_save(ls: ProseServer, params: lsp.DidSaveTextDocumentParams) -> None:
 
 def _did_close(ls: ProseServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    path = ls.path_of(uri)
+    path = ls.source_path(uri)
     if path is None:
         return
     root = ls.model.close(path)

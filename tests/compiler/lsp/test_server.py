@@ -326,3 +326,19 @@ async def test_broken_files_do_not_take_the_server_down(editor: Editor, project:
         await _complete(editor, uri, 0, 0)
     result = await editor.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="market"))
     assert result is not None and "market" in [s.name for s in result]
+
+
+async def test_other_markdown_files_are_left_alone(editor: Editor, project: Path) -> None:
+    readme = project / "README.md"
+    readme.write_text("# Notes\n\n### Requires\n\nNothing here is a contract.\n", encoding="utf-8")
+    other = editor.open(readme)
+    uri = editor.open(project / "src" / "accounts.prose.md")
+    await editor.diagnostics_of(uri, 1)
+    assert all(p.uri != other for _, p in editor.published)
+    result = await editor.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=other),
+            position=lsp.Position(line=2, character=5),
+        )
+    )
+    assert result is None
