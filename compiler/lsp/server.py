@@ -149,9 +149,10 @@ class ProseServer(LanguageServer):
         )
 
 
-def build(debounce: float = 0.025, wire: Wire | None = wiring.wire) -> ProseServer:
-    """The server with every feature registered (started with `.start_io()`)."""
-    server = ProseServer(debounce, wire)
+def build(debounce: float = 0.025, wire: Wire | None = None) -> ProseServer:
+    """The server with every feature registered (started with `.start_io()`); it wires
+    projects with `wiring.Wiring()` unless given another `wire`."""
+    server = ProseServer(debounce, wire or wiring.Wiring())
     for method, handler, options in HANDLERS:
         server.feature(method, options)(handler)
     return server

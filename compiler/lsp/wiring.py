@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..config import Config
 from ..diagnostics import Diagnostic
 from ..ir import ATOMIC_FACET, Contract, Edge, Facet, Need, Project, Resolution, Span, Topology
+from ..lowered import CanonicalizerSpec
 from ..passes import canonicalize, forme, patterns
 from .workspace import Analysis
 
@@ -16,6 +17,45 @@ def wire(project: Project, config: Config) -> tuple[Project, Topology, list[Diag
     topology, wired = forme.run(expanded, config)
     _, lowered = canonicalize.run(topology)
     return expanded, topology, [*found, *wired, *lowered]
+
+
+class Wiring:
+    """`wire` for a long-lived server: the same passes and findings, but each contract's
+    `### Maintains` is lowered again only when the contract changed.
+
+    Adapter note: `canonicalize.run` lowers every node on every call; this re-assembles it
+    from `canonicalize.lower` and the pass's two project-wide checks, so a keystroke lowers
+    one contract instead of fifty. The parse cache hands back the same `Contract` objects
+    for unchanged files, so identity is the cache key (a strong reference keeps ids unique).
+    """
+
+    def __init__(self) -> None:
+        self._lowered: dict[int, tuple[Contract, CanonicalizerSpec, list[Diagnostic]]] = {}
+
+    def __call__(
+        self, project: Project, config: Config
+    ) -> tuple[Project, Topology, list[Diagnostic]]:
+        expanded, found = patterns.run(project)
+        topology, wired = forme.run(expanded, config)
+        return expanded, topology, [*found, *wired, *self._canonicalize(topology)]
+
+    def _canonicalize(self, topology: Topology) -> list[Diagnostic]:
+        by_name = {node.name: node.contract for node in topology.nodes}
+        specs: dict[str, CanonicalizerSpec] = {}
+        found: list[Diagnostic] = []
+        kept: dict[int, tuple[Contract, CanonicalizerSpec, list[Diagnostic]]] = {}
+        for name, contract in sorted(by_name.items()):
+            cached = self._lowered.get(id(contract))
+            if cached is None or cached[0] is not contract:
+                spec, lowered = canonicalize.lower(contract)
+                cached = (contract, spec, lowered)
+            kept[id(contract)] = cached
+            specs[name] = cached[1]
+            found.extend(cached[2])
+        self._lowered = kept
+        found.extend(canonicalize._backing(by_name, specs, topology))
+        found.extend(canonicalize._cross_check(by_name, specs, topology))
+        return found
 
 
 def resolution(topology: Topology | None, need: Need) -> Resolution | None:

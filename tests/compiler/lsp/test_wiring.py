@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
+from prosec.compiler.diagnostics import Diagnostic
+from prosec.compiler.ir import Project
 from prosec.compiler.lsp import completion, hover, navigation, wiring
 from prosec.compiler.lsp.disk import LocalDisk
 from prosec.compiler.lsp.workspace import Analysis, Workspace
@@ -85,3 +88,36 @@ def test_files_outside_the_source_root_are_linted_but_not_wired(tmp_path: Path) 
     text = hover.hover(analysis, "drafts/idea.prose.md", need, 5)
     assert text is not None and "outside the source root" in text.markdown
     assert all(r.subscriber != "idea" for r in analysis.topology.resolutions)  # type: ignore[union-attr]
+
+
+def test_the_caching_wiring_finds_exactly_what_the_build_passes_find(
+    tmp_path: Path, upstream: Path
+) -> None:
+    cached = wiring.Wiring()
+    workspace = Workspace(LocalDisk(), cached)
+    workspace.folders = [upstream, EDITOR_PROJECT]
+    for root in workspace.folder_roots():
+        analysis = workspace.analysis(root)
+        project = Project(
+            files=tuple(f for f in analysis.project.files if f.path in analysis.wired)
+        )
+        if not project.files:
+            continue
+        reference = wiring.wire(_unexpanded(project), analysis.config)[2]
+        again = cached(_unexpanded(project), analysis.config)[2]
+        assert sorted(reference, key=Diagnostic.sort_key) == sorted(again, key=Diagnostic.sort_key)
+    # an edit re-lowers the changed contract only, and still agrees
+    path = EDITOR_PROJECT / "src" / "market.prose.md"
+    text = path.read_text("utf-8").replace("#### trends\n", "#### trends\nImmaterial: ranks.\n")
+    workspace.open(path, text, 2)
+    analysis = workspace.analysis(workspace.root_of(path))
+    assert "clause_unlowered" in [d.code for d in analysis.diagnostics_for("src/market.prose.md")]
+
+
+def _unexpanded(project: Project) -> Project:
+    return Project(
+        files=tuple(
+            replace(f, contracts=tuple(c for c in f.contracts if c.expanded_from is None))
+            for f in project.files
+        )
+    )
