@@ -13,6 +13,7 @@ from .workspace import Analysis
 _HEADING = re.compile(r"^ {0,3}###(?P<space>[ \t]*)(?P<word>[\w ]*)$")
 _QUALIFIED = re.compile(r"(?P<producer>[\w@-][\w@.-]*)\.(?P<word>[\w:-]*)$")
 _WORD = re.compile(r"[\w:-]*$")
+_FACET_NEED = re.compile(r"^ {0,3}####[ \t]+(?P<word>[\w:-]*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,15 @@ def complete(analysis: Analysis, display: str, line: int, column: int) -> list[C
     section = section_at(contract, line)
     if section is None or section.key != "requires" or section.heading_span.line == line:
         return []
+    facet_need = _FACET_NEED.match(prefix)
+    if facet_need is not None:  # a `####` facet-need is named like the facet it wants
+        start = facet_need.start("word") + 1
+        span = Span(path=display, line=line, column=start, end_line=line, end_column=column)
+        return [
+            f
+            for node in _producers_of(analysis, contract)
+            for f in _facets(node, span, qualified_label=False)
+        ]
     qualified = _QUALIFIED.search(prefix)
     if qualified is not None:
         producer = analysis.node(qualified.group("producer").lstrip("`"))
@@ -83,13 +93,17 @@ def _sections(contract: Contract | None, line: int, span: Span, lead: str) -> li
     return found
 
 
-def _producers(analysis: Analysis, contract: Contract, span: Span) -> list[Completion]:
-    found = []
-    nodes = sorted(
+def _producers_of(analysis: Analysis, contract: Contract) -> list[Contract]:
+    """The nodes `contract` may subscribe to: every other responsibility and gateway."""
+    return sorted(
         (c for c in analysis.project.contracts if c.kind in NODE_KINDS and c.name != contract.name),
         key=lambda c: c.name,
     )
-    for node in nodes:
+
+
+def _producers(analysis: Analysis, contract: Contract, span: Span) -> list[Completion]:
+    found = []
+    for node in _producers_of(analysis, contract):
         facets = ", ".join(f"`{f.name}`" for f in node.facets) or f"`{ATOMIC_FACET}` only"
         found.append(
             Completion(
@@ -114,7 +128,7 @@ def _facets(node: Contract, span: Span, *, qualified_label: bool) -> list[Comple
             Completion(
                 label=label,
                 kind="facet",
-                detail=f"facet of {node.kind} {node.name}",
+                detail=f"facet of {node.kind} `{node.name}`",
                 documentation=facet.body.text or f"`#### {facet.heading}`",
                 new_text=label,
                 replace=span,

@@ -59,6 +59,10 @@ def section_text(analysis: Analysis, contract: Contract, section: Section) -> st
         lines.append(f"This contract is a {kind}: the section does not apply to it.")
     if key == "requires":
         lines.append(_requires_summary(analysis, section))
+    elif key == "continuity" and contract.continuity is not None:
+        continuity = contract.continuity
+        cadence = f", cadence `{continuity.cadence}`" if continuity.cadence else ""
+        lines.append(f"Read as: **{continuity.wake_source.value}-driven**{cadence}.")
     elif key == "maintains" and analysis.topology is not None:
         lines.append(_readers(analysis, wiring.subscribers(analysis.topology, contract.name)))
     return "\n\n".join(line for line in lines if line)

@@ -128,3 +128,13 @@ def test_workspace_symbols_match_fuzzily_across_projects(tmp_path: Path) -> None
     assert [s.name for _, s in found] == ["decisions-log"]
     found = navigation.workspace_symbols([second, first], "d")
     assert [s.name for _, s in found] == ["daily-digest", "decisions-log"]
+
+
+def test_continuity_hover_says_how_it_was_read(tmp_path: Path) -> None:
+    text = node(
+        "a", body="\n### Maintains\n\nX.\n\n### Continuity\n\n- self-driven: every 6 hours\n"
+    )
+    root = write(tmp_path, {"a.prose.md": text})
+    _, analysis = analyse(root)
+    found = hover.hover(analysis, "a.prose.md", _line(text, "### Continuity"), 5)
+    assert found is not None and "Read as: **self-driven**, cadence `PT6H`." in found.markdown

@@ -123,3 +123,21 @@ async def test_shutdown_and_exit(bare: Editor, project: Path) -> None:
     await bare.shutdown_session()
     server = bare._server
     assert server is not None and server.returncode == 0
+
+
+async def test_utf8_positions_when_the_client_prefers_them(client: Editor, project: Path) -> None:
+    capabilities = lsp.ClientCapabilities(
+        general=lsp.GeneralClientCapabilities(
+            position_encodings=[lsp.PositionEncodingKind.Utf8, lsp.PositionEncodingKind.Utf16]
+        )
+    )
+    result = await client.initialize_session(
+        lsp.InitializeParams(capabilities=capabilities, root_uri=project.as_uri())
+    )
+    assert result.capabilities.position_encoding == lsp.PositionEncodingKind.Utf8
+    path = project / "src" / "outreach.prose.md"
+    uri = client.open(path)
+    found = await client.diagnostics_of(uri, 1)
+    unclear = next(d for d in found if d.code == "continuity_unclear")
+    line = path.read_text("utf-8").split("\n")[unclear.range.start.line]
+    assert unclear.range.end.character == len(line.encode("utf-8")) == len(line) + 3

@@ -342,3 +342,20 @@ async def test_other_markdown_files_are_left_alone(editor: Editor, project: Path
         )
     )
     assert result is None
+
+
+async def test_saving_republishes_from_disk(editor: Editor, project: Path) -> None:
+    path = project / "src" / "accounts.prose.md"
+    uri = editor.open(path)
+    assert await editor.diagnostics_of(uri, 1) == []
+    text = editor.texts[uri].replace("### Tools", "### Memory")
+    version = editor.replace(uri, text)
+    found = await editor.diagnostics_of(uri, version)
+    assert [str(d.code) for d in found] == ["section_retired"]
+    path.write_text(text, encoding="utf-8")
+    mark = len(editor.published)
+    editor.text_document_did_save(
+        lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+    )
+    found = await editor.diagnostics_of(uri, version, after=mark)
+    assert [str(d.code) for d in found] == ["section_retired"]

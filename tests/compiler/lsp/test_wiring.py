@@ -121,3 +121,15 @@ def _unexpanded(project: Project) -> Project:
             for f in project.files
         )
     )
+
+
+def test_facet_need_headings_complete_to_facets(tmp_path: Path) -> None:
+    analysis = _analysis(
+        tmp_path, {"src/digest.prose.md": DIGEST.replace("- `accounts` (atomic)", "#### tr")}
+    )
+    line = _line(analysis, "src/digest.prose.md", "#### tr")
+    items = completion.complete(analysis, "src/digest.prose.md", line, len("#### tr") + 1)
+    labels = [i.label for i in items]
+    assert "trends" in labels and "enrichment" in labels and "text" not in labels
+    (trends,) = [i for i in items if i.label == "trends"]
+    assert (trends.replace.column, trends.replace.end_column) == (6, 8)
