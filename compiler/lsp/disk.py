@@ -71,3 +71,11 @@ def relative(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return display_path(path, root)
+
+
+def read_config_text(root: Path) -> str | None:
+    """The text of the project's prose.toml, None when there is none (or it is unreadable)."""
+    try:
+        return (root / config_mod.CONFIG_NAME).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

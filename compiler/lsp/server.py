@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,15 +15,14 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__
 from ..config import CONFIG_NAME, ROOT_MARKERS
 from ..discover import SUFFIX
-from ..ir import Span
-from . import actions, completion, convert, hover, navigation, wiring
-from .disk import LocalDisk
-from .positions import UTF16, LineIndex, Position
+from . import convert, wiring
+from .disk import LocalDisk, read_config_text
+from .handlers import REQUESTS
+from .positions import UTF16, LineIndex
 from .workspace import Analysis, Wire, Workspace
 
 log = logging.getLogger("prosec.lsp")
 
-TRIGGER_CHARACTERS = ["#", "`", "."]
 WATCHED = ("**/*" + SUFFIX, *(f"**/{marker}" for marker in ROOT_MARKERS))
 
 
@@ -89,13 +86,26 @@ class ProseServer(LanguageServer):
         loop = asyncio.get_running_loop()
         self.timers[root] = loop.call_later(self.debounce, self.publish, root)
 
-    def publish(self, root: Path, *, force: bool = False) -> None:
-        """Send diagnostics for every open file of the project (unchanged ones only when they
-        triggered this round or `force`)."""
+    def publish(self, root: Path) -> None:
+        """Send diagnostics for every open file of the project (an unchanged list only to
+        the files whose edit or save triggered this round)."""
         pending = self.timers.pop(root, None)
         if pending is not None:
             pending.cancel()
         triggers = self.triggers.pop(root, set())
+        try:
+            self._publish(root, triggers)
+        except Exception as exc:  # a bug here must not stop the server answering
+            log.exception("publishing diagnostics for %s failed", root)
+            self.window_log_message(
+                lsp.LogMessageParams(
+                    type=lsp.MessageType.Error,
+                    message=f"prosec: internal error while linting {root}: {exc!r}; "
+                    "please report it",
+                )
+            )
+
+    def _publish(self, root: Path, triggers: set[Path]) -> None:
         analysis = self.model.analysis(root)
         self.report_config(root, analysis.config_error)
         for path in self.model.open_paths(root):
@@ -105,7 +115,7 @@ class ProseServer(LanguageServer):
             index = analysis.index(display, self.encoding)
             found = [convert.diagnostic(d, index) for d in analysis.diagnostics_for(display)]
             uri = self.uri_of(path)
-            if not force and path not in triggers and self.published.get(uri) == found:
+            if path not in triggers and self.published.get(uri) == found:
                 continue
             self.published[uri] = found
             self.text_document_publish_diagnostics(
@@ -119,7 +129,7 @@ class ProseServer(LanguageServer):
         """Findings about prose.toml itself (stale wiring pins) go to its own URI."""
         path = analysis.root / CONFIG_NAME
         uri = self.uri_of(path)
-        text = _read_config(analysis.root) or ""
+        text = read_config_text(analysis.root) or ""
         index = LineIndex(text.replace("\r\n", "\n"), self.encoding)
         found = [convert.diagnostic(d, index) for d in analysis.diagnostics_for(CONFIG_NAME)]
         if self.published.get(uri, []) == found:
@@ -241,123 +251,7 @@ def _shutdown(ls: ProseServer, params: Any) -> None:
     ls.timers.clear()
 
 
-def _on_hover(ls: ProseServer, params: lsp.HoverParams) -> lsp.Hover | None:
-    found = ls.analysis_at(params.text_document.uri)
-    if found is None:
-        return None
-    analysis, display, index = found
-    result = hover.hover(analysis, display, *index.point(_position(params.position)))
-    if result is None:
-        return None
-    return lsp.Hover(
-        contents=convert.markdown(result.markdown),
-        range=convert.range_(index.range(result.span)),
-    )
-
-
-def _on_definition(ls: ProseServer, params: lsp.DefinitionParams) -> list[lsp.Location]:
-    found = ls.analysis_at(params.text_document.uri)
-    if found is None:
-        return []
-    analysis, display, index = found
-    spans = navigation.definition(analysis, display, *index.point(_position(params.position)))
-    return _locations(ls, analysis, spans)
-
-
-def _on_references(ls: ProseServer, params: lsp.ReferenceParams) -> list[lsp.Location]:
-    found = ls.analysis_at(params.text_document.uri)
-    if found is None:
-        return []
-    analysis, display, index = found
-    line, column = index.point(_position(params.position))
-    spans = navigation.references(
-        analysis, display, line, column, params.context.include_declaration
-    )
-    return _locations(ls, analysis, spans)
-
-
-def _on_document_symbol(
-    ls: ProseServer, params: lsp.DocumentSymbolParams
-) -> list[lsp.DocumentSymbol]:
-    found = ls.analysis_at(params.text_document.uri)
-    if found is None:
-        return []
-    analysis, display, index = found
-    source = analysis.source(display)
-    if source is None:
-        return []
-    return [convert.document_symbol(s, index) for s in navigation.document_symbols(source)]
-
-
-def _on_workspace_symbol(
-    ls: ProseServer, params: lsp.WorkspaceSymbolParams
-) -> list[lsp.WorkspaceSymbol]:
-    analyses = [ls.model.analysis(root) for root in ls.model.folder_roots()]
-    result = []
-    for analysis, symbol in navigation.workspace_symbols(analyses, params.query):
-        index = analysis.index(symbol.span.path, ls.encoding)
-        where = lsp.Location(
-            uri=ls.uri_of(analysis.locate(symbol.span)),
-            range=convert.range_(index.range(symbol.span)),
-        )
-        result.append(
-            lsp.WorkspaceSymbol(
-                name=symbol.name,
-                kind=convert.SYMBOL_KIND.get(symbol.kind, lsp.SymbolKind.Object),
-                location=where,
-                container_name=symbol.span.path,
-            )
-        )
-    return result
-
-
-def _on_code_action(ls: ProseServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-    found = ls.analysis_at(params.text_document.uri)
-    if found is None:
-        return []
-    analysis, display, index = found
-    request = actions.Request(
-        display=display,
-        start=index.point(_position(params.range.start)),
-        end=index.point(_position(params.range.end)),
-        encoding=ls.encoding,
-        new_id=lambda: actions.uuid7_id(time.time_ns() // 1_000_000, os.urandom(10)),
-        toml_text=_read_config(analysis.root),
-    )
-    wanted = params.context.only
-    document_changes = _document_changes(ls)
-    result = []
-    for action in actions.code_actions(analysis, request):
-        if wanted and not any(action.kind.startswith(str(k)) for k in wanted):
-            continue
-        if any(change.create for change in action.changes) and not document_changes:
-            continue  # the client cannot create prose.toml
-        result.append(
-            convert.code_action(
-                action,
-                lambda change: ls.uri_of(change.path),
-                lambda change: ls.model.version(change.path),
-                index,
-                document_changes,
-            )
-        )
-    return result
-
-
-def _on_completion(ls: ProseServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-    found = ls.analysis_at(params.text_document.uri)
-    items: list[lsp.CompletionItem] = []
-    if found is not None:
-        analysis, display, index = found
-        line, column = index.point(_position(params.position))
-        items = [
-            convert.completion(item, index)
-            for item in completion.complete(analysis, display, line, column)
-        ]
-    return lsp.CompletionList(is_incomplete=False, items=items)
-
-
-# every LSP method the server answers, with its registration options
+# every notification the server handles, then the requests it answers
 HANDLERS: tuple[tuple[str, Callable[..., Any], Any], ...] = (
     (lsp.INITIALIZE, _initialize, None),
     (lsp.INITIALIZED, _initialized, None),
@@ -368,52 +262,5 @@ HANDLERS: tuple[tuple[str, Callable[..., Any], Any], ...] = (
     (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, _did_change_watched, None),
     (lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, _did_change_folders, None),
     (lsp.SHUTDOWN, _shutdown, None),
-    (lsp.TEXT_DOCUMENT_HOVER, _on_hover, None),
-    (lsp.TEXT_DOCUMENT_DEFINITION, _on_definition, None),
-    (lsp.TEXT_DOCUMENT_REFERENCES, _on_references, None),
-    (lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, _on_document_symbol, None),
-    (lsp.WORKSPACE_SYMBOL, _on_workspace_symbol, None),
-    (
-        lsp.TEXT_DOCUMENT_CODE_ACTION,
-        _on_code_action,
-        lsp.CodeActionOptions(
-            code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite]
-        ),
-    ),
-    (
-        lsp.TEXT_DOCUMENT_COMPLETION,
-        _on_completion,
-        lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS),
-    ),
+    *REQUESTS,
 )
-
-
-def _position(value: lsp.Position) -> Position:
-    return Position(value.line, value.character)
-
-
-def _locations(ls: ProseServer, analysis: Analysis, spans: list[Span]) -> list[lsp.Location]:
-    result = []
-    for span in spans:
-        index = analysis.index(span.path, ls.encoding)
-        result.append(
-            lsp.Location(
-                uri=ls.uri_of(analysis.locate(span)), range=convert.range_(index.range(span))
-            )
-        )
-    return result
-
-
-def _document_changes(ls: ProseServer) -> bool:
-    workspace = ls.client_capabilities.workspace
-    edit = workspace.workspace_edit if workspace else None
-    if edit is None or not edit.document_changes:
-        return False
-    return lsp.ResourceOperationKind.Create in (edit.resource_operations or [])
-
-
-def _read_config(root: Path) -> str | None:
-    try:
-        return (root / CONFIG_NAME).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
