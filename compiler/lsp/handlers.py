@@ -104,11 +104,11 @@ def _on_code_action(ls: ProseServer, params: lsp.CodeActionParams) -> list[lsp.C
         new_id=lambda: actions.uuid7_id(time.time_ns() // 1_000_000, os.urandom(10)),
         toml_text=read_config_text(analysis.root),
     )
-    wanted = params.context.only
+    wanted = [str(getattr(kind, "value", kind)) for kind in params.context.only or []]
     document_changes = _document_changes(ls)
     result = []
     for action in actions.code_actions(analysis, request):
-        if wanted and not any(action.kind.startswith(str(k)) for k in wanted):
+        if wanted and not any(action.kind.startswith(kind) for kind in wanted):
             continue
         if any(change.create for change in action.changes) and not document_changes:
             continue  # the client cannot create prose.toml

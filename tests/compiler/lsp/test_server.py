@@ -218,6 +218,17 @@ async def test_declare_no_tools_action(editor: Editor, project: Path) -> None:
     )
     assert symbols is not None and isinstance(symbols[0], lsp.DocumentSymbol)
     assert [s.name for s in symbols[0].children or []][-1] == "Tools"
+    # asking only for quick fixes leaves the rewrite out
+    result = await editor.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=found[0].range,
+            context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.QuickFix]),
+        )
+    )
+    assert result and all(
+        isinstance(a, lsp.CodeAction) and a.kind == lsp.CodeActionKind.QuickFix for a in result
+    )
     # accounts already declares its tools: nothing to offer there
     other = editor.open(project / "src" / "accounts.prose.md")
     await editor.diagnostics_of(other, 1)
