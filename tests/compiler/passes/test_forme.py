@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from prosec.compiler.config import Config, WiringPin
 from prosec.compiler.ir import Rung, WakeSource
 
