@@ -28,7 +28,7 @@ def fp(text: str) -> str:
 
 
 def test_reflow_and_indentation_do_not_move_it() -> None:
-    path, text = BASE
+    _, text = BASE
     reflowed = text.replace("A current, corroborated view", "A current,\ncorroborated\nview")
     reflowed = reflowed.replace("  - `aliases`", "    - `aliases`")
     reflowed = reflowed.replace("- `funding`: a current view", "- `funding`:   a current\n  view")
