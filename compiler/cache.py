@@ -10,7 +10,7 @@ import hashlib
 import os
 import pickle
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,8 @@ from .ir import SourceFile
 from .passes.tools import HostCheck
 
 CACHE_DIR = ".cache"
-CACHE_FILE = "build.pickle"
+LAST_FILE = "last.pickle"
+PARSE_FILE = "parse.pickle"
 FORMAT = 1
 
 
@@ -63,42 +64,48 @@ class LastBuild:
 
 @dataclass
 class BuildCache:
-    """Parsed files by (path, content hash), valid for one prosec version and config."""
+    """Parsed files by (path, content hash), valid for one prosec version and config.
+
+    Two files: `last.pickle` (small: the previous build's key, read on every build) and
+    `parse.pickle` (the parsed sources, read only when something must be compiled).
+    """
 
     directory: Path
-    header: tuple[int, str, str] = field(init=False)
-    entries: dict[str, tuple[str, SourceFile, list[Diagnostic]]] = field(default_factory=dict)
+    header: tuple[int, str, str] = (FORMAT, __version__, "")
     last: LastBuild | None = None
     reason: str = ""  # why the cache could not be used ("" when it was loaded)
-
-    def __post_init__(self) -> None:
-        self.header = (FORMAT, __version__, "")
+    _entries: dict[str, tuple[str, SourceFile, list[Diagnostic]]] | None = None
 
     @classmethod
     def open(cls, dist: Path, config: Config) -> BuildCache:
-        cache = cls(directory=dist / CACHE_DIR)
-        cache.header = (FORMAT, __version__, config_digest(config))
-        path = cache.directory / CACHE_FILE
-        if not path.is_file():
+        cache = cls(directory=dist / CACHE_DIR, header=(FORMAT, __version__, config_digest(config)))
+        data = _load(cache.directory / LAST_FILE)
+        if data is None:
             cache.reason = "no build cache yet"
-            return cache
-        try:
-            with path.open("rb") as handle:
-                data: Any = pickle.load(handle)
-        except Exception:  # a torn or foreign file is just a cold cache
-            cache.reason = "the build cache is unreadable"
+            cache._entries = {}
             return cache
         header = data.get("header") if isinstance(data, dict) else None
         if not isinstance(header, tuple) or len(header) != 3 or header[0] != FORMAT:
-            cache.reason = "the build cache has an old format"
+            cache.reason = "the build cache has an old or unreadable format"
         elif header[1] != __version__:
             cache.reason = f"prosec changed version ({header[1]} → {__version__})"
         elif header[2] != cache.header[2]:
             cache.reason = "prose.toml or the command-line settings changed"
         else:
-            cache.entries = data.get("entries", {})
-            cache.last = data.get("last")
+            last = data.get("last")
+            cache.last = last if isinstance(last, LastBuild) else None
+            return cache
+        cache._entries = {}
         return cache
+
+    @property
+    def entries(self) -> dict[str, tuple[str, SourceFile, list[Diagnostic]]]:
+        if self._entries is None:
+            data = _load(self.directory / PARSE_FILE)
+            found = data.get("entries") if isinstance(data, dict) else None
+            valid = isinstance(data, dict) and data.get("header") == self.header
+            self._entries = found if valid and isinstance(found, dict) else {}
+        return self._entries
 
     def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None:
         entry = self.entries.get(path)
@@ -110,16 +117,30 @@ class BuildCache:
         self.entries[path] = (digest, source, found)
 
     def save(self, keep: set[str]) -> None:
-        """Write the cache atomically, forgetting files no longer in the project."""
-        self.entries = {p: e for p, e in self.entries.items() if p in keep}
-        data = {"header": self.header, "entries": self.entries, "last": self.last}
+        """Write both files atomically, forgetting sources no longer in the project."""
+        entries = {p: e for p, e in self.entries.items() if p in keep}
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
-        fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".build-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temp, self.directory / CACHE_FILE)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        _dump(self.directory / PARSE_FILE, {"header": self.header, "entries": entries})
+        _dump(self.directory / LAST_FILE, {"header": self.header, "last": self.last})
+
+
+def _load(path: Path) -> Any:
+    if not path.is_file():
+        return None
+    try:
+        with path.open("rb") as handle:
+            return pickle.load(handle)
+    except Exception:  # a torn or foreign file is just a cold cache
+        return {"header": None}
+
+
+def _dump(path: Path, data: Any) -> None:
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".cache-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

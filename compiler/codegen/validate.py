@@ -37,19 +37,29 @@ def validate(document: Any) -> list[Problem]:
     return found
 
 
-def _retired(value: Any, path: str) -> Iterator[Problem]:
-    if isinstance(value, Mapping):
-        for name, child in value.items():
-            where = f"{path}.{name}"
+def _retired(document: Mapping[str, Any], path: str) -> Iterator[Problem]:
+    """Judge-era fields on the envelope's own objects (not inside user-named content
+    such as a validator's schema, where `verdict` may be a field of the truth)."""
+    topology = document.get("topology")
+    objects: list[tuple[str, Any]] = [(path, document), (f"{path}.topology", topology)]
+    if isinstance(topology, Mapping):
+        for key in ("nodes", "edges"):
+            objects += [
+                (f"{path}.topology.{key}[{i}]", v) for i, v in _list(document, "topology", key)
+            ]
+    for key in ("sources", "canonicalizers", "postconditions", "diagnostics"):
+        objects += [(f"{path}.{key}[{i}]", v) for i, v in _list(document, key)]
+    for where, value in objects:
+        if not isinstance(value, Mapping):
+            continue
+        for name in value:
             if name in RETIRED_FIELDS:
-                yield Problem(where, f"judge-era field `{name}` is retired")
-            elif name == "kind" and child in RETIRED_KINDS:
-                yield Problem(where, f"kind `{child}` is retired (no `system` or `service` kind)")
-            else:
-                yield from _retired(child, where)
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _retired(child, f"{path}[{index}]")
+                yield Problem(f"{where}.{name}", f"judge-era field `{name}` is retired")
+        if where.startswith(f"{path}.sources[") and value.get("kind") in RETIRED_KINDS:
+            yield Problem(
+                f"{where}.kind",
+                f"kind `{value['kind']}` is retired (no `system` or `service` kind)",
+            )
 
 
 def _list(document: Mapping[str, Any], *keys: str) -> list[tuple[int, Mapping[str, Any]]]:

@@ -12,7 +12,9 @@ from .forme_index import EmitsEntry, ProducerIndex
 from .forme_text import NeedText, Token, analyze, family, is_family_pattern, key, words
 
 _QUALIFIER_BEFORE = re.compile(
-    r"(?:\b(?:from|of|by|on|via)\s+(?:the\s+)?(?:\w+\s+)?|\bmaintained\s+by\s+(?:the\s+)?(?:\w+\s+)?)$",
+    r"(?:\bthe\s+`[^`]+`(?:\s*(?:,|and)\s*`[^`]+`)*\s+facets?\s+(?:of|on|from)\s+(?:the\s+)?"
+    r"|\bmaintained\s+by\s+(?:the\s+)?(?:\w+\s+)?"
+    r"|\b(?:from|of|by|on|via)\s+(?:the\s+)?(?:\w+\s+)?)$",
     re.IGNORECASE,
 )
 _QUALIFIER_AFTER = re.compile(
@@ -258,7 +260,7 @@ def _mentioned(text: NeedText, index: ProducerIndex) -> list[Match]:
 def _evidence(text: NeedText, token: Token) -> str:
     """The backticked reference with the qualifying words around it."""
     start, end = token.start, token.end
-    before = _QUALIFIER_BEFORE.search(text.text[max(0, start - 32) : start])
+    before = _QUALIFIER_BEFORE.search(text.text[max(0, start - 80) : start])
     after = _QUALIFIER_AFTER.match(text.text[end : end + 48])
     left = start - len(before.group(0)) if before else start
     right = end + len(after.group(0)) if after else end

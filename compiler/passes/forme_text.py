@@ -225,22 +225,25 @@ class WordIndex:
 
     def __init__(self, forms: Iterable[tuple[str, tuple[str, ...]]]) -> None:
         self._forms: dict[tuple[str, ...], set[str]] = {}
+        self._longest: dict[str, int] = {}  # first word → longest form starting with it
         for node, form in forms:
             if form and len(form) <= _MAX_FORM_WORDS:
                 self._forms.setdefault(form, set()).add(node)
-        self._longest = max((len(f) for f in self._forms), default=0)
+                self._longest[form[0]] = max(self._longest.get(form[0], 0), len(form))
 
     def mentions(self, need: NeedText) -> list[Mention]:
         text = need.masked
         tokens = list(_WORD.finditer(text))
+        lowered = [t.group(0).lower() for t in tokens]
         found: list[Mention] = []
-        for i in range(len(tokens)):
-            for length in range(min(self._longest, len(tokens) - i), 0, -1):
+        for i, first in enumerate(lowered):
+            longest = self._longest.get(first, 0)
+            for length in range(min(longest, len(tokens) - i), 0, -1):
+                nodes = self._forms.get(tuple(lowered[i : i + length]))
+                if not nodes:
+                    continue
                 span = tokens[i : i + length]
                 if not _joined(text, span):
-                    continue
-                nodes = self._forms.get(tuple(t.group(0).lower() for t in span))
-                if not nodes:
                     continue
                 start, end = span[0].start(), span[-1].end()
                 if _referential(text, start, end) and not negated(text, start):
