@@ -15,11 +15,9 @@ from .cache import BuildCache, LastBuild, input_key
 from .codegen import intent as intent_mod
 from .config import Config
 from .diagnostics import Diagnostic
-from .discover import discover
 from .host import Host
-from .lint import read_source
 from .passes import tools
-from .pipeline import CompileResult, Progress, compile_texts, source_root
+from .pipeline import CompileResult, Progress, compile_texts, read_sources
 
 NEXT = "manifest.next.json"
 ACTIVE = "manifest.active.json"
@@ -52,15 +50,7 @@ def build(
     progress: Progress | None = None,
 ) -> BuildOutcome:
     dist = root / intent_mod.DIST
-    refs = discover([source_root(root, config)], root)
-    texts: list[tuple[str, str]] = []
-    unreadable: list[Diagnostic] = []
-    for ref in refs:
-        text, problem = read_source(ref)
-        if problem is not None:
-            unreadable.append(problem)
-        elif text is not None:
-            texts.append((ref.display, text))
+    texts, unreadable = read_sources(root, config)
     key = input_key(texts, config)
     cache = BuildCache.open(dist, config) if options.use_cache else None
     up_to_date = _no_op(cache, key, dist, config, host, options)

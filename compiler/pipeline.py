@@ -210,18 +210,21 @@ def compile_project(
     progress: Progress | None = None,
 ) -> CompileResult:
     """Discover, read, parse (reusing cached files) and run PIPELINE for one project."""
-    refs = discover([source_root(root, config)], root)
+    texts, unreadable = read_sources(root, config)
+    return compile_texts(texts, config, host=host, cache=cache, progress=progress, extra=unreadable)
+
+
+def read_sources(root: Path, config: Config) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    """(display path, text) of every source, and a diagnostic per unreadable file."""
     texts: list[tuple[str, str]] = []
     unreadable: list[Diagnostic] = []
-    for position, ref in enumerate(refs):
-        if progress is not None:
-            progress("read", position, len(refs))
+    for ref in discover([source_root(root, config)], root):
         text, problem = read_source(ref)
         if problem is not None:
             unreadable.append(problem)
         elif text is not None:
             texts.append((ref.display, text))
-    return compile_texts(texts, config, host=host, cache=cache, progress=progress, extra=unreadable)
+    return texts, unreadable
 
 
 def compile_texts(
