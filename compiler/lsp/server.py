@@ -37,6 +37,7 @@ class ProseServer(LanguageServer):
         self.model = Workspace(LocalDisk(), wire)
         self.uris: dict[Path, str] = {}  # resolved path → the URI the client uses
         self.timers: dict[Path, asyncio.TimerHandle] = {}
+        self.active: dict[Path, float] = {}  # loop time of the last change or lint, per root
         self.triggers: dict[Path, set[Path]] = {}
         self.published: dict[str, list[lsp.Diagnostic]] = {}
         self.config_errors: dict[Path, str | None] = {}
@@ -75,15 +76,20 @@ class ProseServer(LanguageServer):
     # -- diagnostics -------------------------------------------------------------------------
 
     def schedule(self, root: Path, trigger: Path) -> None:
-        """Debounce: publish `root` once edits have paused for `self.debounce` seconds."""
+        """Debounce on both edges: the first change after a quiet spell is linted at once;
+        changes that follow it (or that queued up while a lint ran) are linted together
+        once they pause for `self.debounce` seconds."""
         self.triggers.setdefault(root, set()).add(trigger)
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        quiet = now - self.active.get(root, float("-inf")) >= self.debounce
+        self.active[root] = now
         pending = self.timers.pop(root, None)
         if pending is not None:
             pending.cancel()
-        if self.debounce <= 0:
+        if self.debounce <= 0 or (quiet and pending is None):
             self.publish(root)
             return
-        loop = asyncio.get_running_loop()
         self.timers[root] = loop.call_later(self.debounce, self.publish, root)
 
     def publish(self, root: Path) -> None:
@@ -95,6 +101,7 @@ class ProseServer(LanguageServer):
         triggers = self.triggers.pop(root, set())
         try:
             self._publish(root, triggers)
+            self.active[root] = asyncio.get_running_loop().time()
         except Exception as exc:  # a bug here must not stop the server answering
             log.exception("publishing diagnostics for %s failed", root)
             self.window_log_message(

@@ -1,12 +1,15 @@
 """`prosec lsp` latency: time from `didChange` to the published diagnostics of that version.
 
 Run with `make bench`. A real client drives the real server process over stdio; the time
-is measured in the client, so it includes JSON-RPC both ways. Two scenarios: a 5 KB file
-in a 50-file project (the aim is a median under 50 ms) and the largest upstream file.
+is measured in the client, so it includes JSON-RPC both ways. Scenarios: a 5 KB file in
+a 50-file project, edited back to back without debounce and typed at ten keys a second
+with the default debounce (the aim is a median under 50 ms for both), and the largest
+upstream file (82 KB). The machine may be shared: figures vary with its load.
 """
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 from collections.abc import AsyncIterator
@@ -73,7 +76,7 @@ def _project(root: Path) -> Path:
     return root / "src" / "summary.prose.md"
 
 
-async def _latencies(client: Editor, uri: str, edits: int) -> list[float]:
+async def _latencies(client: Editor, uri: str, edits: int, pause: float = 0) -> list[float]:
     """Type one character at a time at the end of the first paragraph after the first
     `###` heading; ms until the diagnostics of that version arrive."""
     await client.diagnostics_of(uri, 1)
@@ -81,6 +84,7 @@ async def _latencies(client: Editor, uri: str, edits: int) -> list[float]:
     line = next(i for i, text in enumerate(lines) if text.startswith("### ")) + 2
     result = []
     for n in range(edits):
+        await asyncio.sleep(pause)
         mark = len(client.published)
         column = len(lines[line].encode("utf-16-le")) // 2
         typed = "x" if n % 2 else " "
@@ -131,12 +135,13 @@ async def test_5kb_file_in_a_50_file_project(client: Editor, tmp_path: Path) -> 
     assert statistics.median(values) < 50
 
 
-async def test_5kb_file_with_the_default_debounce(debounced: Editor, tmp_path: Path) -> None:
+async def test_5kb_file_typed_with_the_default_debounce(debounced: Editor, tmp_path: Path) -> None:
     path = _project(tmp_path / "bench")
     await start(debounced, tmp_path / "bench")
     uri = debounced.open(path)
-    values = await _latencies(debounced, uri, 20)
-    _report("(default 25 ms debounce)", path.stat().st_size, FILES, values)
+    values = await _latencies(debounced, uri, EDITS, pause=0.1)
+    _report("(default debounce, typing 10 keys/s)", path.stat().st_size, FILES, values)
+    assert statistics.median(values) < 50
 
 
 async def test_largest_upstream_file(client: Editor, upstream: Path) -> None:
