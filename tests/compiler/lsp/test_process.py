@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -141,3 +142,29 @@ async def test_utf8_positions_when_the_client_prefers_them(client: Editor, proje
     unclear = next(d for d in found if d.code == "continuity_unclear")
     line = path.read_text("utf-8").split("\n")[unclear.range.start.line]
     assert unclear.range.end.character == len(line.encode("utf-8")) == len(line) + 3
+
+
+@pytest_lsp.fixture(config=server_config("--debounce-ms", "500"))
+async def slow(lsp_client: Editor) -> AsyncIterator[None]:
+    """A server with a long debounce, so the two edges can be told apart by the clock."""
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_change_after_a_pause_is_linted_at_once(slow: Editor, project: Path) -> None:
+    await start(slow, project)
+    uri = slow.open(project / "src" / "accounts.prose.md")
+    await slow.diagnostics_of(uri, 1)
+    await asyncio.sleep(0.6)  # a quiet spell longer than the debounce
+    text = slow.texts[uri]
+    sent = time.perf_counter()
+    version = slow.replace(uri, text + "\n")
+    await slow.diagnostics_of(uri, version)
+    assert time.perf_counter() - sent < 0.45  # leading edge: no 500 ms wait
+    mark = len(slow.published)
+    sent = time.perf_counter()
+    for n in range(3):  # a burst right after it waits for the trailing edge
+        version = slow.replace(uri, text + "x" * (n + 1))
+    await slow.diagnostics_of(uri, version, after=mark)
+    assert time.perf_counter() - sent >= 0.5
+    assert [p.version for _, p in slow.published[mark:] if p.uri == uri] == [version]
