@@ -21,7 +21,8 @@ import click
     type=click.IntRange(min=0),
     default=25,
     show_default=True,
-    help="Wait this long after the last edit before re-linting the changed buffer.",
+    help="Coalesce edits that come faster than this; the first edit after a pause is "
+    "linted at once, a burst once it pauses this long (0: lint every edit).",
 )
 @click.option(
     "--log-file",
@@ -32,10 +33,11 @@ import click
 def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> None:
     """Run the OpenProse language server on stdin/stdout.
 
-    Editors start it as `prosec lsp`. It lints `.prose.md` buffers as you type (the
-    same rules and codes as `prosec lint`, settings from `prose.toml`), wires each
-    project with Forme, and answers hover, go to definition, find references,
-    document and workspace symbols, code actions and completion.
+    Editors start it as `prosec lsp`. It checks `.prose.md` buffers as you type
+    (the same codes and severities as `prosec lint` and `prosec build`, settings
+    from the project's `prose.toml`), wires each project with Forme, and answers
+    hover, go to definition, find references, document and workspace symbols,
+    code actions and completion. See the README for editor set-up.
     """
     if log_file is not None:
         logging.basicConfig(filename=log_file, level=logging.WARNING)
