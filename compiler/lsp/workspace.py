@@ -161,7 +161,7 @@ class Workspace:
         """The project at `root` as the editor currently sees it (cached until inputs change)."""
         root = root.resolve()
         config_stamp, config, config_error = self._config(root)
-        parsed = [self._parse(path, root) for path in self._members(root)]
+        parsed = [p for p in (self._parse(path, root) for path in self._members(root)) if p]
         key = (config_stamp, config_error, tuple((p.display, p.text) for p in parsed))
         cached = self._analyses.get(root)
         if cached is not None and cached[0] == key:
@@ -177,21 +177,28 @@ class Workspace:
         members = set(listing) | set(self.open_paths(root))
         return sorted(members, key=lambda p: relative(p, root))
 
-    def _text(self, path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
+    def _text(self, path: Path, display: str) -> tuple[str | None, Diagnostic | None] | None:
+        """The buffer, else the file's text (re-read when its stamp moved); None when the
+        file is gone from disk and not open."""
         buffer = self._buffers.get(path)
         if buffer is not None:
             return buffer.text, None
         stamp = self.disk.stamp(path)
+        if stamp is None:
+            return None
         cached = self._disk_texts.get(path)
-        if cached is not None and cached[0] == stamp and stamp is not None:
+        if cached is not None and cached[0] == stamp:
             return cached[1], cached[2]
         text, problem = self.disk.read(path, display)
         self._disk_texts[path] = (stamp, text, problem)
         return text, problem
 
-    def _parse(self, path: Path, root: Path) -> _Parsed:
+    def _parse(self, path: Path, root: Path) -> _Parsed | None:
         display = relative(path, root)
-        text, problem = self._text(path, display)
+        read = self._text(path, display)
+        if read is None:
+            return None
+        text, problem = read
         cached = self._parsed.get(path)
         if (
             cached is not None

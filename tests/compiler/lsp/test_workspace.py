@@ -122,3 +122,13 @@ def test_wiring_failures_are_reported_not_raised(tmp_path: Path) -> None:
 
 def test_normalize_matches_how_lint_reads_files() -> None:
     assert normalize("\ufeffa\r\nb\rc\n") == "a\nb\nc\n"
+
+
+def test_files_deleted_on_disk_leave_the_project(tmp_path: Path) -> None:
+    root = write(tmp_path, {"a.prose.md": node("a", body=MAINTAINS), "b.prose.md": node("a")})
+    workspace = Workspace(LocalDisk())
+    assert "name_duplicate" in [d.code for d in workspace.analysis(root).diagnostics]
+    (root / "b.prose.md").unlink()  # no file event: the stamp says it is gone
+    analysis = workspace.analysis(root)
+    assert [f.path for f in analysis.project.files] == ["a.prose.md"]
+    assert [d.code for d in analysis.diagnostics] == ["id_missing"]
