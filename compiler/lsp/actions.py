@@ -13,7 +13,7 @@ from ..diagnostics import Diagnostic
 from ..ir import ATOMIC_FACET, Contract, Need, SourceFile
 from ..rules.identity import encode_crockford
 from . import wiring
-from .locate import contract_at, covers
+from .locate import contract_at
 from .positions import LineIndex, Range
 from .workspace import Analysis
 
@@ -203,8 +203,6 @@ def _tools_action(
 ) -> list[Action]:
     contract = contract_at(source, request.start[0])
     if contract is None or contract.kind not in TOOLS_KINDS or contract.section("tools"):
-        return []
-    if not covers(contract.span, *request.start) and request.start[0] < contract.span.line:
         return []
     return [_add_tools(contract, index, path)]
 
