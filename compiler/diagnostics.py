@@ -106,6 +106,37 @@ CODES: dict[str, CodeInfo] = {
     "prosescript_unknown_call": CodeInfo(WARN, "`call` names no function, `use` alias or slot"),
     "prosescript_unbounded_loop": CodeInfo(WARN, "an open `loop` has no `(max: N)` bound"),
     "prosescript_legacy_io": CodeInfo(ERR, "legacy `input`/`output` declarations in ProseScript"),
+    "prosescript_unbounded_for_each": CodeInfo(ERR, "`loop for each` has no `(max: N)` bound"),
+    "prosescript_count_invalid": CodeInfo(
+        ERR, "a repeat count, loop `max`, `count` or `retry` is not a positive integer"
+    ),
+    "prosescript_count_without_any": CodeInfo(ERR, 'a parallel `count` without the `"any"` join'),
+    "prosescript_parallel_modifier_invalid": CodeInfo(
+        ERR, "an unknown parallel join strategy, failure policy or modifier"
+    ),
+    "prosescript_try_without_handler": CodeInfo(ERR, "`try` has neither `catch` nor `finally`"),
+    "prosescript_throw_outside_catch": CodeInfo(ERR, "a bare `throw` outside any `catch`"),
+    "prosescript_duplicate_binding": CodeInfo(ERR, "a name is bound twice in the same scope"),
+    "prosescript_shadowed_binding": CodeInfo(
+        WARN, "a binding hides an outer binding of the script"
+    ),
+    "prosescript_immutable_reassigned": CodeInfo(
+        ERR, "a `const`, loop, catch or block-parameter name is reassigned"
+    ),
+    "prosescript_assign_undeclared": CodeInfo(ERR, "`name = …` before any `let name`"),
+    "prosescript_duplicate_definition": CodeInfo(
+        ERR, "two agents, blocks or `use` aliases share a name"
+    ),
+    "prosescript_duplicate_property": CodeInfo(ERR, "a property block repeats a key"),
+    "prosescript_duplicate_option": CodeInfo(WARN, "a `choice` offers the same option label twice"),
+    "prosescript_block_arity": CodeInfo(ERR, "`do block(…)` passes the wrong number of arguments"),
+    "prosescript_backoff_invalid": CodeInfo(ERR, "`backoff` is not none, linear or exponential"),
+    "prosescript_backoff_without_retry": CodeInfo(WARN, "`backoff` without `retry`"),
+    "prosescript_resume_not_persistent": CodeInfo(
+        ERR, "`resume:` names an agent without `persist`"
+    ),
+    "prosescript_use_after_statement": CodeInfo(ERR, "`use` after an executable statement"),
+    "prosescript_bad_escape": CodeInfo(ERR, "a string uses an unknown `\\` escape"),
     "execution_unfenced": CodeInfo(INFO, "`### Execution` is written as unfenced pseudocode"),
 }
 
