@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,8 +33,22 @@ from .frontmatter import find_frontmatter, load_yaml
 
 @functools.cache
 def _markdown() -> MarkdownIt:
-    # commonmark + tables; html kept so inline HTML stays text rather than structure
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
+    # commonmark + tables; html kept so inline HTML stays text rather than structure.
+    # The core `inline` rule is off: most inlines (paragraphs) are only read as source
+    # text, so headings and list items are tokenized on demand by `inline_children`,
+    # which saves about a third of markdown-it's time on a typical contract.
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.core.ruler.disable(["inline", "text_join"])
+    return md
+
+
+def inline_children(inline: Token) -> list[Token]:
+    """The inline tokens of an `inline` block token, tokenized on first use."""
+    if not inline.children and inline.content and not inline.meta.get("prosec_inline"):
+        md = _markdown()
+        inline.children = md.inline.parse(inline.content, md, {}, [])
+        inline.meta["prosec_inline"] = True
+    return inline.children or []
 
 
 @dataclass
@@ -377,7 +392,9 @@ class _Parser:
                 index += 1
         if first is None:
             return None, index
-        shape = item_shapes.classify(first.content, first.children or [])
+        # only a leading code span needs inline tokens; other shapes read the source text
+        lead_tokens = inline_children(first) if first.content.lstrip().startswith("`") else []
+        shape = item_shapes.classify(first.content, lead_tokens)
         text = " ".join([inline_text(first), *extra]).strip()
         description = " ".join([shape.description, *extra]).strip()
         name_span = None
@@ -594,13 +611,18 @@ def parse_source(path: str, text: str) -> tuple[SourceFile, list[Diagnostic]]:
 
 def heading_text(inline: Token) -> str:
     """Plain text of a heading: code spans unwrapped, entities decoded by markdown-it."""
+    if not _INLINE_MARKUP.search(inline.content):
+        return " ".join(inline.content.split())
     parts = []
-    for child in inline.children or []:
+    for child in inline_children(inline):
         if child.type in ("text", "code_inline", "text_special", "html_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
     return " ".join("".join(parts).split())
+
+
+_INLINE_MARKUP = re.compile(r"[`*_&<>\[\]!\\]")
 
 
 def inline_text(inline: Token) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -110,6 +109,8 @@ def _check_id(contract: Contract, fm_span: Span) -> Iterator[Diagnostic]:
 
 def suggested_id(seed: str) -> str:
     """A valid UUIDv7-shaped id derived from `seed`, so lint output stays deterministic."""
+    import hashlib  # only needed when an id is missing; keeps `prosec lint` start-up lean
+
     raw = bytearray(hashlib.sha256(seed.encode("utf-8")).digest()[:16])
     raw[6] = (raw[6] & 0x0F) | 0x70  # version 7
     raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
