@@ -79,7 +79,7 @@ _PERIODIC = {
 }
 _DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _CALENDAR = re.compile(
-    r"\bevery\s+(weekday|" + "|".join(_DAYS) + r")\b(?:[^.]*?\bat\s+(\d{1,2}):(\d{2}))?",
+    r"\bevery\s+(day|weekday|" + "|".join(_DAYS) + r")\b(?:[^.]*?\bat\s+(\d{1,2}):(\d{2}))?",
     re.IGNORECASE,
 )
 _CRON = re.compile(r"(?<![\w*/-])((?:[\d*/,-]+\s+){4}[\d*/,A-Za-z-]+)(?![\w*/-])")
@@ -157,11 +157,14 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
 
 def _self_text(section: Section) -> str:
     """The statements of a Continuity section that declare the self-driven mode."""
+    if _SELF_MODE.search(_unbold(section.value)):
+        return _section_text(section)  # `### Continuity: self-driven` covers the whole body
     parts = [section.value, *(i.text for i in section.body.items)]
     parts += [p.text for p in section.body.paragraphs]
     for item in section.body.items:
         parts.extend(child.text for child in item.children)
-    return "\n".join(p.replace("*", "") for p in parts if _SELF_MODE.search(p.replace("*", "")))
+    plain = (_unbold(p) for p in parts)
+    return "\n".join(p for p in plain if _SELF_MODE.search(p))
 
 
 def _section_text(section: Section) -> str:
@@ -170,7 +173,12 @@ def _section_text(section: Section) -> str:
     parts += [c.text for c in section.body.clauses]
     for item in section.body.items:
         parts.extend(child.text for child in item.children)
-    return "\n".join(p for p in parts if p).replace("*", "")
+    return _unbold("\n".join(p for p in parts if p))
+
+
+def _unbold(text: str) -> str:
+    """`**input-driven** (default)` → `input-driven (default)`; cron stars stay."""
+    return text.replace("**", "").replace("__", "")
 
 
 def _declared_modes(text: str) -> set[WakeSource]:
@@ -211,7 +219,8 @@ def parse_cadence(text: str) -> tuple[str | None, str | None]:
         return None, None
     cron = _CRON.search(text.replace("`", ""))
     if cron and ("cron" in text.lower() or "*" in cron.group(1)):
-        return f"cron:{' '.join(cron.group(1).split())}", cron.group(0).strip()
+        expression = " ".join(cron.group(1).rstrip(",.;").split())
+        return f"cron:{expression}", cron.group(0).strip().rstrip(",.;")
     interval = _INTERVAL.search(text)
     if interval:
         raw = interval.group(1).lower()
@@ -227,7 +236,9 @@ def parse_cadence(text: str) -> tuple[str | None, str | None]:
     calendar = _CALENDAR.search(text)
     if calendar:
         day = calendar.group(1).lower()
-        dow = "1-5" if day == "weekday" else str(_DAYS.index(day))
+        if day == "day" and not calendar.group(2):
+            return "P1D", calendar.group(0).strip()
+        dow = {"day": "*", "weekday": "1-5"}.get(day) or str(_DAYS.index(day))
         hour, minute = (
             (int(calendar.group(2)), int(calendar.group(3))) if calendar.group(2) else (0, 0)
         )
