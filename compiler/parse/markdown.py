@@ -110,6 +110,7 @@ class _Parser:
         self.lines = text.split("\n")
         self.diagnostics: list[Diagnostic] = []
         self.all_fences: list[Fence] = []
+        self.frontmatter_error = False
 
     # -- spans -----------------------------------------------------------------------------
 
@@ -185,6 +186,7 @@ class _Parser:
                 self._freeze(c, i, frontmatter, fm_spans) for i, c in enumerate(contracts)
             ),
             has_frontmatter=block is not None,
+            frontmatter_error=self.frontmatter_error,
             frontmatter_span=fm_span,
             fences=tuple(self.all_fences),
         )
@@ -202,6 +204,7 @@ class _Parser:
                     self.span(line, result.error_column, line, len(self.line_text(line)) + 1),
                 )
             )
+            self.frontmatter_error = True
             return {}, {}
         if result.value is None:
             return {}, {}
@@ -213,6 +216,7 @@ class _Parser:
                     self.span(first_line, 1, first_line, len(self.line_text(first_line)) + 1),
                 )
             )
+            self.frontmatter_error = True
             return {}, {}
         spans = {
             key: self.span(line, col, line, len(self.line_text(line)) + 1)

@@ -20,8 +20,8 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
         yield from _check_inline(contract)
         return
     source = context.source
-    if not source.has_frontmatter or source.frontmatter_span is None:
-        return  # frontmatter_missing already says everything
+    if not source.has_frontmatter or source.frontmatter_span is None or source.frontmatter_error:
+        return  # frontmatter_missing / frontmatter_invalid already say everything
     fm = contract.frontmatter
     span = source.frontmatter_span
     if fm.get("name") in (None, ""):
