@@ -118,6 +118,15 @@ class _Parser:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
     def span(self, line: int, column: int, end_line: int, end_column: int) -> Span:
+        """A span clamped into the file: YAML counts `\\u2028` and friends as line breaks,
+        so positions it reports can fall past the lines markdown-it sees."""
+        last = max(len(self.lines), 1)
+        line = min(max(line, 1), last)
+        end_line = min(max(end_line, line), last)
+        column = min(max(column, 1), len(self.line_text(line)) + 1)
+        end_column = min(max(end_column, 1), len(self.line_text(end_line)) + 1)
+        if end_line == line:
+            end_column = max(end_column, column)
         return Span(
             path=self.path, line=line, column=column, end_line=end_line, end_column=end_column
         )
@@ -604,7 +613,12 @@ class _Parser:
 
 
 def parse_source(path: str, text: str) -> tuple[SourceFile, list[Diagnostic]]:
-    """Parse one `.prose.md` file's text; `path` is the root-relative display path."""
+    """Parse one `.prose.md` file's text; `path` is the root-relative display path.
+
+    Line endings are normalized to `\\n` first (markdown-it counts a lone `\\r` as a line
+    break), so every span is relative to `SourceFile.text`."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     parser = _Parser(path, text)
     source = parser.parse()
     return source, parser.diagnostics
