@@ -16,6 +16,7 @@ from ..diagnostics import Diagnostic
 from ..ir import (
     Body,
     Clause,
+    ClauseKind,
     Contract,
     Facet,
     Fence,
@@ -241,10 +242,12 @@ class _Parser:
         contract = file_contract
         section: _SectionBuilder | None = None
         facet: _FacetBuilder | None = None
+        pseudo: ClauseKind | None = None  # `**Postconditions**:` makes the next list clauses
         index = 0
         while index < len(tokens):
             token = tokens[index]
             kind = token.type
+            lead, pseudo = pseudo, None  # a bold pseudo-heading governs the next block only
             if kind == "heading_open":
                 level = int(token.tag[1])
                 inline = tokens[index + 1]
@@ -292,12 +295,16 @@ class _Parser:
                 span = self.block_span(token.map)
                 text = inline_text(inline)
                 body.paragraphs.append(Text(text=text, span=span))
-                if section is not None and section.key in item_shapes.CLAUSE_SECTIONS:
+                pseudo_title = item_shapes.pseudo_heading(text)
+                if pseudo_title is not None:
+                    body.subheadings.append(Text(text=pseudo_title, span=span))
+                    pseudo = item_shapes.clause_heading(pseudo_title)
+                elif section is not None and section.key in item_shapes.CLAUSE_SECTIONS:
                     body.clauses.extend(item_shapes.sentence_clauses(text, span))
                 index += 3
                 continue
             if kind in ("bullet_list_open", "ordered_list_open"):
-                index = self._list(tokens, index, body)
+                index = self._list(tokens, index, body, lead)
                 continue
             if kind == "fence":
                 fence = self._fence(token)
@@ -340,11 +347,24 @@ class _Parser:
             section.end_line = end_line
         contract.end_line = end_line
 
-    def _list(self, tokens: list[Token], index: int, body: _BodyBuilder) -> int:
-        """Consume one list (from its open token); top-level items go to `body`."""
+    def _list(
+        self,
+        tokens: list[Token],
+        index: int,
+        body: _BodyBuilder,
+        lead: ClauseKind | None = None,
+    ) -> int:
+        """Consume one list (from its open token); top-level items go to `body`.
+
+        Under a bold pseudo-heading such as `**Postconditions**:` (`lead`), every bullet
+        is a clause of that kind rather than a contract item."""
         items, index = self._list_items(tokens, index, body)
         for item in items:
             clause = item_shapes.bullet_clause(item)
+            if clause is None and lead is not None:
+                clause = Clause(
+                    kind=lead, text=item_shapes.flatten(item), span=item.span, bullet=True
+                )
             if clause is not None:
                 body.clauses.append(clause)
             else:
