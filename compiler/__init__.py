@@ -1,10 +1,7 @@
 """prosec.compiler: discover, parse, check, wire and emit OpenProse contract Markdown."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("prosec")
-except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
-    __version__ = "0.0.0"
+# The single source of the version: pyproject.toml reads it (`[tool.setuptools.dynamic]`),
+# so `prosec --version` needs no importlib.metadata lookup at start-up.
+__version__ = "0.1.0"
 
 __all__ = ["__version__"]

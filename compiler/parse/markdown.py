@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from ..diagnostics import Diagnostic
 from ..ir import (
     Body,
     Clause,
+    ClauseKind,
     Contract,
     Facet,
     Fence,
@@ -32,8 +34,22 @@ from .frontmatter import find_frontmatter, load_yaml
 
 @functools.cache
 def _markdown() -> MarkdownIt:
-    # commonmark + tables; html kept so inline HTML stays text rather than structure
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
+    # commonmark + tables; html kept so inline HTML stays text rather than structure.
+    # The core `inline` rule is off: most inlines (paragraphs) are only read as source
+    # text, so headings and list items are tokenized on demand by `inline_children`,
+    # which saves about a third of markdown-it's time on a typical contract.
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.core.ruler.disable(["inline", "text_join"])
+    return md
+
+
+def inline_children(inline: Token) -> list[Token]:
+    """The inline tokens of an `inline` block token, tokenized on first use."""
+    if not inline.children and inline.content and not inline.meta.get("prosec_inline"):
+        md = _markdown()
+        inline.children = md.inline.parse(inline.content, md, {}, [])
+        inline.meta["prosec_inline"] = True
+    return inline.children or []
 
 
 @dataclass
@@ -95,6 +111,7 @@ class _Parser:
         self.lines = text.split("\n")
         self.diagnostics: list[Diagnostic] = []
         self.all_fences: list[Fence] = []
+        self.frontmatter_error = False
 
     # -- spans -----------------------------------------------------------------------------
 
@@ -102,6 +119,15 @@ class _Parser:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
     def span(self, line: int, column: int, end_line: int, end_column: int) -> Span:
+        """A span clamped into the file: YAML counts `\\u2028` and friends as line breaks,
+        so positions it reports can fall past the lines markdown-it sees."""
+        last = max(len(self.lines), 1)
+        line = min(max(line, 1), last)
+        end_line = min(max(end_line, line), last)
+        column = min(max(column, 1), len(self.line_text(line)) + 1)
+        end_column = min(max(end_column, 1), len(self.line_text(end_line)) + 1)
+        if end_line == line:
+            end_column = max(end_column, column)
         return Span(
             path=self.path, line=line, column=column, end_line=end_line, end_column=end_column
         )
@@ -170,6 +196,7 @@ class _Parser:
                 self._freeze(c, i, frontmatter, fm_spans) for i, c in enumerate(contracts)
             ),
             has_frontmatter=block is not None,
+            frontmatter_error=self.frontmatter_error,
             frontmatter_span=fm_span,
             fences=tuple(self.all_fences),
         )
@@ -187,6 +214,7 @@ class _Parser:
                     self.span(line, result.error_column, line, len(self.line_text(line)) + 1),
                 )
             )
+            self.frontmatter_error = True
             return {}, {}
         if result.value is None:
             return {}, {}
@@ -198,6 +226,7 @@ class _Parser:
                     self.span(first_line, 1, first_line, len(self.line_text(first_line)) + 1),
                 )
             )
+            self.frontmatter_error = True
             return {}, {}
         spans = {
             key: self.span(line, col, line, len(self.line_text(line)) + 1)
@@ -213,10 +242,12 @@ class _Parser:
         contract = file_contract
         section: _SectionBuilder | None = None
         facet: _FacetBuilder | None = None
+        pseudo: ClauseKind | None = None  # `**Postconditions**:` makes the next list clauses
         index = 0
         while index < len(tokens):
             token = tokens[index]
             kind = token.type
+            lead, pseudo = pseudo, None  # a bold pseudo-heading governs the next block only
             if kind == "heading_open":
                 level = int(token.tag[1])
                 inline = tokens[index + 1]
@@ -264,12 +295,16 @@ class _Parser:
                 span = self.block_span(token.map)
                 text = inline_text(inline)
                 body.paragraphs.append(Text(text=text, span=span))
-                if section is not None and section.key in item_shapes.CLAUSE_SECTIONS:
+                pseudo_title = item_shapes.pseudo_heading(text)
+                if pseudo_title is not None:
+                    body.subheadings.append(Text(text=pseudo_title, span=span))
+                    pseudo = item_shapes.clause_heading(pseudo_title)
+                elif section is not None and section.key in item_shapes.CLAUSE_SECTIONS:
                     body.clauses.extend(item_shapes.sentence_clauses(text, span))
                 index += 3
                 continue
             if kind in ("bullet_list_open", "ordered_list_open"):
-                index = self._list(tokens, index, body)
+                index = self._list(tokens, index, body, lead)
                 continue
             if kind == "fence":
                 fence = self._fence(token)
@@ -312,11 +347,24 @@ class _Parser:
             section.end_line = end_line
         contract.end_line = end_line
 
-    def _list(self, tokens: list[Token], index: int, body: _BodyBuilder) -> int:
-        """Consume one list (from its open token); top-level items go to `body`."""
+    def _list(
+        self,
+        tokens: list[Token],
+        index: int,
+        body: _BodyBuilder,
+        lead: ClauseKind | None = None,
+    ) -> int:
+        """Consume one list (from its open token); top-level items go to `body`.
+
+        Under a bold pseudo-heading such as `**Postconditions**:` (`lead`), every bullet
+        is a clause of that kind rather than a contract item."""
         items, index = self._list_items(tokens, index, body)
         for item in items:
             clause = item_shapes.bullet_clause(item)
+            if clause is None and lead is not None:
+                clause = Clause(
+                    kind=lead, text=item_shapes.flatten(item), span=item.span, bullet=True
+                )
             if clause is not None:
                 body.clauses.append(clause)
             else:
@@ -377,7 +425,9 @@ class _Parser:
                 index += 1
         if first is None:
             return None, index
-        shape = item_shapes.classify(first.content, first.children or [])
+        # only a leading code span needs inline tokens; other shapes read the source text
+        lead_tokens = inline_children(first) if first.content.lstrip().startswith("`") else []
+        shape = item_shapes.classify(first.content, lead_tokens)
         text = " ".join([inline_text(first), *extra]).strip()
         description = " ".join([shape.description, *extra]).strip()
         name_span = None
@@ -583,7 +633,12 @@ class _Parser:
 
 
 def parse_source(path: str, text: str) -> tuple[SourceFile, list[Diagnostic]]:
-    """Parse one `.prose.md` file's text; `path` is the root-relative display path."""
+    """Parse one `.prose.md` file's text; `path` is the root-relative display path.
+
+    Line endings are normalized to `\\n` first (markdown-it counts a lone `\\r` as a line
+    break), so every span is relative to `SourceFile.text`."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     parser = _Parser(path, text)
     source = parser.parse()
     return source, parser.diagnostics
@@ -594,13 +649,18 @@ def parse_source(path: str, text: str) -> tuple[SourceFile, list[Diagnostic]]:
 
 def heading_text(inline: Token) -> str:
     """Plain text of a heading: code spans unwrapped, entities decoded by markdown-it."""
+    if not _INLINE_MARKUP.search(inline.content):
+        return " ".join(inline.content.split())
     parts = []
-    for child in inline.children or []:
+    for child in inline_children(inline):
         if child.type in ("text", "code_inline", "text_special", "html_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
     return " ".join("".join(parts).split())
+
+
+_INLINE_MARKUP = re.compile(r"[`*_&<>\[\]!\\]")
 
 
 def inline_text(inline: Token) -> str:
