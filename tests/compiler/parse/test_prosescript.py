@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from prosec.compiler.diagnostics import Diagnostic
 from prosec.compiler.ir import Fence, Span
 from prosec.compiler.parse import parse_source
@@ -50,7 +49,9 @@ PATH = "demo.prose.md"
 def fence(source: str, *, content_line: int = 2, column: int = 1) -> Fence:
     content = textwrap.dedent(source).lstrip("\n")
     lines = content.count("\n")
-    span = Span(path=PATH, line=content_line - 1, column=column, end_line=content_line + lines, end_column=4)
+    span = Span(
+        path=PATH, line=content_line - 1, column=column, end_line=content_line + lines, end_column=4
+    )
     return Fence(info="prose", content=content, span=span, content_line=content_line)
 
 
@@ -543,7 +544,7 @@ def test_span_of_a_multi_line_statement_ends_at_its_last_token() -> None:
         ("let x = 1\nlet y = session extract(subject)\n", 3, 24),  # `(` after a name
         ("if something holds\n  call a\n", 2, 19),  # missing colon: end of line
         ("let a = call x\n    b: c\n  d: e\n", 4, 3),  # dedent to no block
-        ("let a = \"unterminated\ncall b\n", 2, 9),
+        ('let a = "unterminated\ncall b\n', 2, 9),
         ("repeat 3:\ncall a\n", 3, 1),  # the body is not indented
         ("if x:\n    call a\n  call b\n", 4, 3),
         ("record item in list\n", 2, 8),
