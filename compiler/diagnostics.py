@@ -103,8 +103,9 @@ CODES: dict[str, CodeInfo] = {
     "skill_unresolved": CodeInfo(ERR, "a declared skill is not installed in any search path"),
     # ProseScript
     "prosescript_syntax": CodeInfo(ERR, "a ```prose fence does not parse as ProseScript"),
-    "prosescript_undefined_name": CodeInfo(WARN, "ProseScript reads a name that is never bound"),
-    "prosescript_unknown_call": CodeInfo(WARN, "`call` names no function, `use` alias or slot"),
+    # errors, as prosescript.md says: on the upstream corpus neither produced a false positive
+    "prosescript_undefined_name": CodeInfo(ERR, "ProseScript reads a name that is never bound"),
+    "prosescript_unknown_call": CodeInfo(ERR, "`call` names no function, `use` alias or slot"),
     "prosescript_unbounded_loop": CodeInfo(WARN, "an open `loop` has no `(max: N)` bound"),
     "prosescript_legacy_io": CodeInfo(ERR, "legacy `input`/`output` declarations in ProseScript"),
     "prosescript_unbounded_for_each": CodeInfo(ERR, "`loop for each` has no `(max: N)` bound"),

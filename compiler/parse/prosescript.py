@@ -30,12 +30,13 @@ _TABLE_MAGIC = b"prosec-prosescript-table "
 _LAYOUT_TOKENS = frozenset({"_NL", "_INDENT", "_DEDENT"})
 
 
-class IndentationError_(Exception):
+class LayoutError(Exception):
     """A line whose indentation matches no enclosing block, or that indents with tabs."""
 
-    def __init__(self, message: str, token: Token) -> None:
+    def __init__(self, message: str, token: Token, column: int) -> None:
         super().__init__(message)
-        self.token = token
+        self.line = int(token.end_line or 1)  # the line after the newline: the indented one
+        self.column = column
 
 
 class _Indenter(Indenter):
@@ -54,8 +55,10 @@ class _Indenter(Indenter):
         yield token
         indent_str = token.rsplit("\n", 1)[1]
         if "\t" in indent_str:
-            raise IndentationError_(
-                "tabs are not allowed in indentation; indent with spaces", token
+            raise LayoutError(
+                "tabs are not allowed in indentation; indent with spaces",
+                token,
+                indent_str.index("\t") + 1,
             )
         indent = len(indent_str)
         if indent > self.indent_level[-1]:
@@ -67,10 +70,11 @@ class _Indenter(Indenter):
             yield Token.new_borrow_pos(self.DEDENT_type, indent_str, token)
         if indent != self.indent_level[-1]:
             levels = ", ".join(str(level) for level in self.indent_level)
-            raise IndentationError_(
-                f"this line is indented by {indent} spaces, which matches no enclosing block "
-                f"(open blocks are indented by {levels})",
+            raise LayoutError(
+                f"this line is indented by {indent} space{'s' if indent != 1 else ''}, which "
+                f"matches no enclosing block (open blocks are indented by {levels})",
                 token,
+                indent + 1,
             )
 
 
@@ -170,11 +174,8 @@ def parse_script(fence: Fence, path: str) -> tuple[Script | None, list[Diagnosti
     try:
         tree = parser().parse(text)
         return script_build.build(tree, mapper.span, text), []
-    except IndentationError_ as exc:
-        token = exc.token
-        line = token.end_line or 1
-        column = token.end_column or 1
-        span = mapper.span(line, 1, line, max(column, 2))
+    except LayoutError as exc:
+        span = mapper.span(exc.line, exc.column, exc.line, exc.column + 1)
         return None, [diag.make("prosescript_syntax", str(exc), span)]
     except UnexpectedInput as exc:
         message, (line, column, end_line, end_column) = describe_error(

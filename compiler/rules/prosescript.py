@@ -16,7 +16,13 @@ def prose_fences(contract: Contract) -> list[Fence]:
     for section in contract.sections:
         bodies.append(section.body)
         bodies.extend(facet.body for facet in section.facets)
-    fences = [fence for body in bodies for fence in body.fences if fence.info in PROSE_INFOS]
+    # an unclosed fence swallows the rest of the file; fence_unterminated reports it
+    fences = [
+        fence
+        for body in bodies
+        for fence in body.fences
+        if fence.info in PROSE_INFOS and fence.closed
+    ]
     return sorted(fences, key=lambda f: f.span.line)
 
 

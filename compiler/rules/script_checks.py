@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Iterator
 
 from .. import diagnostics as diag
@@ -47,13 +48,19 @@ def nodes(value: object) -> Iterator[object]:
         for item in value:
             yield from nodes(item)
         return
-    if not dataclasses.is_dataclass(value) or isinstance(value, Span | Name):
+    if not dataclasses.is_dataclass(value) or isinstance(value, type | Span | Name):
         return
     yield value
-    for field in dataclasses.fields(value):
-        child = getattr(value, field.name)
-        if isinstance(child, tuple | Span) or dataclasses.is_dataclass(child):
-            yield from nodes(child)
+    for name in _child_fields(type(value)):
+        yield from nodes(getattr(value, name))
+
+
+@functools.cache
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of an IR class that may hold nodes (spans and plain values cannot)."""
+    return tuple(
+        f.name for f in dataclasses.fields(cls) if f.name != "span" and not f.name.endswith("_span")
+    )
 
 
 def check_structure(script: Script) -> list[Diagnostic]:

@@ -81,6 +81,7 @@ class _Scope:
     parent: _Scope | None
     names: dict[str, _Binding] = field(default_factory=dict)
     script_level: bool = True  # False only for the contract's own inputs
+    block_body: bool = False  # a `block` body: its locals are its own, not shadows
 
     def lookup(self, name: str) -> _Binding | None:
         scope: _Scope | None = self
@@ -96,7 +97,7 @@ class _Scope:
         scope: _Scope | None = self
         while scope is not None and scope.script_level:
             found = scope.names.get(key(name))
-            if found is not None:
+            if found is not None or scope.block_body:
                 return found
             scope = scope.parent
         return None
@@ -118,6 +119,7 @@ def check_names(script: Script, scope: ContractScope) -> list[Diagnostic]:
 class _Walker:
     def __init__(self, contract: ContractScope) -> None:
         self.contract = contract
+        self.targets = {key(name): name for name in sorted(contract.call_targets)}
         self.found: list[Diagnostic] = []
         self.agents: dict[str, AgentDef] = {}
         self.blocks: dict[str, BlockDef] = {}
@@ -141,7 +143,7 @@ class _Walker:
         self.statements(script.statements, top, in_catch=False)
         for stmt in script.statements:
             if isinstance(stmt, BlockDef):
-                body_scope = _Scope(parent=top)
+                body_scope = _Scope(parent=top, block_body=True)
                 for param in stmt.params:
                     self.bind(body_scope, param, Kind.PARAM)
                 self.statements(stmt.body, body_scope, in_catch=False)
@@ -168,7 +170,9 @@ class _Walker:
                 )
             )
             return
-        outer = scope.parent.lookup_script(name.text) if scope.parent and shadow else None
+        outer = None
+        if shadow and scope.parent is not None and not scope.block_body:
+            outer = scope.parent.lookup_script(name.text)
         if outer is not None and outer.kind not in (Kind.AGENT, Kind.BLOCK, Kind.ALIAS):
             where = f" on line {outer.span.line}" if outer.span else ""
             self.found.append(
@@ -245,6 +249,8 @@ class _Walker:
                     target.head_span,
                 )
             )
+            # bind it, so later reads of the same name do not repeat the finding
+            scope.names[key(target.head)] = _Binding(target.head, Kind.LET, target.head_span)
         elif binding.kind in _IMMUTABLE and len(target.parts) == 1:
             self.found.append(
                 diag.make(
@@ -392,11 +398,11 @@ class _Walker:
             is_string
             or "/" in text
             or scope.lookup(text) is not None  # a slot or delegate held in a variable
-            or key(text) in self.contract.call_targets
+            or key(text) in self.targets
             or not self.contract.check_calls
         ):
             return
-        close = difflib.get_close_matches(key(text), sorted(self.contract.call_targets), n=1)
+        close = difflib.get_close_matches(text, sorted(self.targets.values()), n=1)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         self.found.append(
             diag.make(

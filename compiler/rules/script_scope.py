@@ -32,7 +32,7 @@ class ContractScope:
     """Names readable by every fence of one contract, and the call targets it may name."""
 
     inputs: tuple[str, ...]  # declared names as written, sorted
-    call_targets: frozenset[str]  # normalized keys; contract names, slots, delegates …
+    call_targets: frozenset[str]  # as written: contract names, slots, delegates …
     check_calls: bool  # False when the file's neighbours were not loaded (single-file lint)
     kind: str
 
@@ -45,7 +45,7 @@ def contract_scope(contract: Contract, context: RuleContext) -> ContractScope:
     targets = set(_call_targets(contract, context))
     return ContractScope(
         inputs=tuple(sorted(inputs)),
-        call_targets=frozenset(key(n) for n in targets),
+        call_targets=frozenset(targets),
         check_calls=_neighbours_loaded(contract, context),
         kind=contract.kind,
     )
