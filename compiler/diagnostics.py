@@ -86,6 +86,9 @@ CODES: dict[str, CodeInfo] = {
     "section_wrong_kind": CodeInfo(WARN, "a section that does not apply to this kind"),
     "section_unknown": CodeInfo(INFO, "a `###` section OpenProse does not define (kept as text)"),
     "section_duplicate": CodeInfo(WARN, "the same `###` section appears twice in one contract"),
+    "section_outside_maintains": CodeInfo(
+        WARN, "`### Facets` or `### Postconditions` written as a block of its own"
+    ),
     "maintains_missing": CodeInfo(ERR, "a responsibility or gateway has no `### Maintains`"),
     "returns_missing": CodeInfo(WARN, "a function has no `### Returns`"),
     "gateway_not_external": CodeInfo(ERR, "a gateway's continuity is not external-driven"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -269,9 +269,7 @@ class _Parser:
                     )
                     contract.sections.append(section)
                     facet = None
-                elif (
-                    level == 4 and section is not None and section.key in ("maintains", "requires")
-                ):
+                elif level == 4 and section is not None and section.key in _FACET_SECTIONS:
                     if facet is not None:
                         facet.end_line = line - 1
                     facet = _FacetBuilder(name=heading.strip(), heading=heading, heading_span=span)
@@ -304,6 +302,8 @@ class _Parser:
                 index += 3
                 continue
             if kind in ("bullet_list_open", "ordered_list_open"):
+                if lead is None and section is not None and section.key == "postconditions":
+                    lead = ClauseKind.POSTCONDITION  # a `### Postconditions` block lists them
                 index = self._list(tokens, index, body, lead)
                 continue
             if kind == "fence":
@@ -539,7 +539,7 @@ class _Parser:
         frontmatter: dict[str, Any],
         fm_spans: dict[str, Span],
     ) -> Contract:
-        sections = tuple(self._freeze_section(s) for s in builder.sections)
+        sections = fold_facets(tuple(self._freeze_section(s) for s in builder.sections))
         span = self.region_span(builder.start_line, builder.end_line)
         if position == 0:
             name = _scalar(frontmatter.get("name")) or builder.title or _stem(self.path)
@@ -578,7 +578,7 @@ class _Parser:
         span = self.region_span(builder.heading_span.line, builder.end_line)
         facets: tuple[Facet, ...] = ()
         needs: tuple[Need, ...] = ()
-        if builder.key == "maintains":
+        if builder.key in ("maintains", "facets"):
             facets = tuple(
                 Facet(
                     name=f.name,
@@ -679,6 +679,27 @@ def split_heading_value(heading: str) -> tuple[str, str]:
 
 def section_key(title: str) -> str:
     return " ".join(title.lower().split())
+
+
+# `####` under these sections are facets (Maintains, and a separate `### Facets` block
+# that authors write after it) or facet-needs (Requires)
+_FACET_SECTIONS = frozenset({"maintains", "requires", "facets"})
+
+
+def fold_facets(sections: tuple[Section, ...]) -> tuple[Section, ...]:
+    """`####` facets of a `### Facets` block join the contract's `### Maintains` facets."""
+    extra = tuple(f for s in sections if s.key == "facets" for f in s.facets)
+    target = next((i for i, s in enumerate(sections) if s.key == "maintains"), None)
+    if not extra or target is None:
+        return sections
+    folded = []
+    for index, section in enumerate(sections):
+        if index == target:
+            section = replace(section, facets=section.facets + extra)
+        elif section.key == "facets":
+            section = replace(section, facets=())
+        folded.append(section)
+    return tuple(folded)
 
 
 _INLINE_KIND_MARKERS = (

@@ -104,7 +104,9 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
     default = WakeSource.EXTERNAL if contract.kind == "gateway" else WakeSource.INPUT
     sections = contract.sections_named("continuity")
     if not sections:
-        return Continuity(wake_source=default, cadence=_schedule(contract)), []
+        cadence, cadence_text = parse_cadence(_schedule_text(contract))
+        continuity = Continuity(wake_source=default, cadence=cadence, cadence_text=cadence_text)
+        return continuity, _unclear_schedule(contract, cadence)
     section = sections[0]
     text = _section_text(section)
     modes = _declared_modes(text)
@@ -134,7 +136,9 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
         cadence, cadence_text = parse_cadence(_self_text(section) or text)
         if cadence is None:
             cadence, cadence_text = parse_cadence(_schedule_text(contract))
-    if wake is WakeSource.SELF and cadence is None:
+    if wake is WakeSource.EXTERNAL:
+        found.extend(_unclear_schedule(contract, cadence))
+    elif wake is WakeSource.SELF and cadence is None:
         found.append(
             diag.make(
                 "cadence_missing",
@@ -209,8 +213,19 @@ def _schedule_text(contract: Contract) -> str:
     return "\n".join(parts).replace("`", "")
 
 
-def _schedule(contract: Contract) -> str | None:
-    return parse_cadence(_schedule_text(contract))[0]
+def _unclear_schedule(contract: Contract, cadence: str | None) -> list[Diagnostic]:
+    """A gateway's `### Schedule` that states no time the runtime could keep."""
+    schedule = contract.section("schedule")
+    if schedule is None or cadence is not None or not _schedule_text(contract).strip():
+        return []
+    return [
+        diag.make(
+            "cadence_missing",
+            f"the `### Schedule` of `{contract.name}` states no cadence the runtime can keep; "
+            "say `every weekday at 09:00`, `hourly` or a cron expression",
+            schedule.heading_span,
+        )
+    ]
 
 
 def parse_cadence(text: str) -> tuple[str | None, str | None]:

@@ -154,3 +154,15 @@ def _assert_sarif(log: dict[str, Any]) -> None:
         region = physical["region"]
         assert 1 <= region["startLine"] <= region["endLine"]
         assert region["startColumn"] >= 1 and region["endColumn"] >= 1
+
+
+def test_responsibility_ids_are_distinct_across_the_corpus() -> None:
+    ids = [
+        line.partition(":")[2].strip()
+        for program in programs()
+        for source in sorted((program / "src").glob("*.prose.md"))
+        for line in source.read_text(encoding="utf-8").splitlines()[:8]
+        if line.startswith("id:")
+    ]
+    assert len(ids) >= 25
+    assert len(ids) == len(set(ids))

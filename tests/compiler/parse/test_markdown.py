@@ -377,3 +377,25 @@ def test_pseudo_heading_does_not_reach_past_a_section() -> None:
     )
     assert [i.text for i in contract.sections[1].body.items] == ["input-driven"]
     assert contract.sections[1].body.clauses == ()
+
+
+def test_facets_block_folds_into_maintains() -> None:
+    contract = only(
+        "---\nname: a\nkind: responsibility\n---\n\n### Maintains\n\n- `rows`: rows\n\n"
+        "### Facets\n\nNamed parts.\n\n#### totals\nSums.\n"
+    )
+    assert [f.name for f in contract.facets] == ["totals"]
+    assert contract.facets[0].heading_span == at(14, 1, 14, 12)
+    assert contract.section("facets") is not None
+    assert contract.sections[1].facets == ()
+
+
+def test_postconditions_block_lists_clauses() -> None:
+    contract = only(
+        "---\nname: a\nkind: responsibility\n---\n\n### Postconditions\n\n- every row has an owner\n"
+    )
+    body = contract.sections[0].body
+    assert body.items == ()
+    assert [(c.kind, c.text) for c in body.clauses] == [
+        (ClauseKind.POSTCONDITION, "every row has an owner")
+    ]

@@ -196,3 +196,16 @@ def test_diagnostic_points_at_the_heading() -> None:
 )
 def test_parse_cadence(text: str, cadence: str | None) -> None:
     assert parse_cadence(text)[0] == cadence
+
+
+def test_gateway_schedule_without_a_time_is_reported() -> None:
+    continuity, codes = lowered(
+        "### Continuity\n\n- external-driven",
+        "gateway",
+        "\n### Schedule\n\n- a scheduled scan of the corpus\n",
+    )
+    assert (continuity.wake_source, continuity.cadence, codes) == (
+        EXTERNAL,
+        None,
+        ["cadence_missing"],
+    )
