@@ -56,7 +56,30 @@ from ..script_ir import (
 )
 
 SpanFn = Callable[[int, int, int, int], Span]
-Node = Any  # a lark Tree (`.data`, `.children`, `.meta`) or Token (a str with positions)
+Node = Any  # a lark Tree (`.data`, `.children`) or Token (a str with positions)
+
+# the parser keeps every token (it is faster than filtering them, and keywords give spans
+# their true start); these are the ones that carry meaning for the IR
+_MEANINGFUL = frozenset(
+    {
+        "NAME",
+        "PATH_TARGET",
+        "STRING",
+        "TRIPLE_STRING",
+        "NUMBER",
+        "LET",
+        "CONST",
+        "TRUE",
+        "FALSE",
+        "NULL",
+        "PIPE_NAME",
+        "BARE_TEXT",
+        "LOOP_TEXT",
+        "BOLD_TEXT",
+        "TRIPLE_TEXT",
+    }
+)
+_LAYOUT = frozenset({"_NL", "_INDENT", "_DEDENT"})
 
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "{": "{", "}": "}"}
 _INTERPOLATION = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*")
@@ -69,11 +92,29 @@ def build(tree: Node, span_fn: SpanFn, text: str) -> Script:
     builder = _Builder(span_fn, text)
     lines = text.rstrip("\n").split("\n")
     span = span_fn(1, 1, len(lines), len(lines[-1]) + 1)
-    return Script(statements=builder.statements(tree.children), span=span)
+    return Script(statements=builder.statements(_kids(tree)), span=span)
 
 
 def _is_token(node: Node) -> bool:
     return isinstance(node, str)
+
+
+def _kids(node: Node) -> list[Node]:
+    """A tree's children without keywords, punctuation and layout tokens."""
+    return [c for c in node.children if not _is_token(c) or c.type in _MEANINGFUL]
+
+
+def _edge_token(node: Node, *, last: bool) -> Node | None:
+    """The first (or last) token of a subtree that is not layout."""
+    for child in reversed(node.children) if last else node.children:
+        if isinstance(child, str):
+            if getattr(child, "type", "") not in _LAYOUT:
+                return child
+            continue
+        found = _edge_token(child, last=last)
+        if found is not None:
+            return found
+    return None
 
 
 def _trees(children: list[Node], data: str) -> list[Node]:
@@ -96,16 +137,21 @@ class _Builder:
     # -- positions ------------------------------------------------------------------------
 
     def span(self, node: Node) -> Span:
-        if _is_token(node):
-            return self.span_fn(node.line, node.column, node.end_line, node.end_column)
-        meta = node.meta
-        return self.span_fn(meta.line, meta.column, meta.end_line, meta.end_column)
+        if isinstance(node, str):
+            token: Any = node
+            return self.span_fn(token.line, token.column, token.end_line, token.end_column)
+        first = _edge_token(node, last=False)
+        last = _edge_token(node, last=True)
+        if first is None or last is None:  # no tokens at all: an empty script
+            return self.span_fn(1, 1, 1, 1)
+        return self.span_fn(first.line, first.column, last.end_line, last.end_column)
 
     def head_span(self, node: Node) -> Span:
         """The first line of a compound statement (its header), trailing blanks trimmed."""
-        line = node.meta.line
+        first = _edge_token(node, last=False)
+        line, column = (first.line, first.column) if first is not None else (1, 1)
         text = self.lines[line - 1] if line <= len(self.lines) else ""
-        return self.span_fn(line, node.meta.column, line, len(text.rstrip()) + 1)
+        return self.span_fn(line, column, line, len(text.rstrip()) + 1)
 
     def name(self, token: Node) -> Name:
         return Name(text=str(token), span=self.span(token))
@@ -116,7 +162,7 @@ class _Builder:
         return tuple(self.statement(child) for child in children)
 
     def body(self, node: Node | None) -> tuple[Stmt, ...]:
-        return self.statements(node.children) if node is not None else ()
+        return self.statements(_kids(node)) if node is not None else ()
 
     def statement(self, node: Node) -> Stmt:
         kind = node.data
@@ -126,64 +172,64 @@ class _Builder:
         return handler(node)
 
     def _stmt_use_decl(self, node: Node) -> Stmt:
-        alias = _tokens(node.children)
+        alias = _tokens(_kids(node))
         return Use(
-            source=self.string(node.children[0]),
+            source=self.string(_kids(node)[0]),
             alias=self.name(alias[0]) if alias else None,
             span=self.span(node),
         )
 
     def _stmt_agent_def(self, node: Node) -> Stmt:
-        name, *props = node.children
+        name, *props = _kids(node)
         return AgentDef(
             name=self.name(name), properties=self.properties(props), span=self.span(node)
         )
 
     def _stmt_block_def(self, node: Node) -> Stmt:
-        params = _tree(node.children, "params")
+        params = _tree(_kids(node), "params")
         return BlockDef(
-            name=self.name(node.children[0]),
-            params=tuple(self.name(t) for t in params.children) if params is not None else (),
-            body=self.body(_tree(node.children, "body")),
+            name=self.name(_kids(node)[0]),
+            params=tuple(self.name(t) for t in _kids(params)) if params is not None else (),
+            body=self.body(_tree(_kids(node), "body")),
             span=self.span(node),
         )
 
     def _stmt_binding(self, node: Node) -> Stmt:
-        keyword, target, value = node.children
+        keyword, target, value = _kids(node)
         return Let(
             const=str(keyword) == "const",
-            names=tuple(self.name(t) for t in target.children),
+            names=tuple(self.name(t) for t in _kids(target)),
             destructured=target.data == "target_destructure",
             value=self.value(value),
             span=self.span(node),
         )
 
     def _stmt_assignment(self, node: Node) -> Stmt:
-        target, value = node.children
+        target, value = _kids(node)
         return Assign(target=self.reference(target), value=self.value(value), span=self.span(node))
 
     def _stmt_return_stmt(self, node: Node) -> Stmt:
-        value = self.value(node.children[0]) if node.children else None
+        value = self.value(_kids(node)[0]) if _kids(node) else None
         return Return(value=value, span=self.span(node))
 
     def _stmt_throw_stmt(self, node: Node) -> Stmt:
-        value = self.value(node.children[0]) if node.children else None
+        value = self.value(_kids(node)[0]) if _kids(node) else None
         return Throw(value=value, span=self.span(node))
 
     def _stmt_invocation(self, node: Node) -> Stmt:
         return ExprStmt(value=self.invocation(node), span=self.span(node))
 
     def _stmt_do_call_stmt(self, node: Node) -> Stmt:
-        return ExprStmt(value=self.do_call(node.children[0]), span=self.span(node))
+        return ExprStmt(value=self.do_call(_kids(node)[0]), span=self.span(node))
 
     def _stmt_if_stmt(self, node: Node) -> Stmt:
-        condition, body, *rest = node.children
+        condition, body, *rest = _kids(node)
         branches = [
             Branch(condition=self.discretion(condition), body=self.body(body), span=self.span(node))
         ]
         for clause in rest:
             if clause.data == "elif_clause":
-                cond, clause_body = clause.children
+                cond, clause_body = _kids(clause)
                 branches.append(
                     Branch(
                         condition=self.discretion(cond),
@@ -193,20 +239,18 @@ class _Builder:
                 )
             else:
                 branches.append(
-                    Branch(
-                        condition=None, body=self.body(clause.children[0]), span=self.span(clause)
-                    )
+                    Branch(condition=None, body=self.body(_kids(clause)[0]), span=self.span(clause))
                 )
         return If(branches=tuple(branches), span=self.span(node))
 
     def _stmt_choice_block(self, node: Node) -> Stmt:
-        criteria, *options = node.children
+        criteria, *options = _kids(node)
         return Choice(
             criteria=self.discretion(criteria),
             options=tuple(
                 Option(
-                    label=self.string(o.children[0]),
-                    body=self.body(o.children[1]),
+                    label=self.string(_kids(o)[0]),
+                    body=self.body(_kids(o)[1]),
                     span=self.span(o),
                 )
                 for o in options
@@ -215,24 +259,24 @@ class _Builder:
         )
 
     def _stmt_try_block(self, node: Node) -> Stmt:
-        catch = _tree(node.children, "catch_clause")
-        finally_clause = _tree(node.children, "finally_clause")
+        catch = _tree(_kids(node), "catch_clause")
+        finally_clause = _tree(_kids(node), "finally_clause")
         return Try(
-            body=self.body(node.children[0]),
+            body=self.body(_kids(node)[0]),
             catch=None
             if catch is None
             else Catch(
-                name=next((self.name(t) for t in _tokens(catch.children)), None),
-                body=self.body(_tree(catch.children, "body")),
+                name=next((self.name(t) for t in _tokens(_kids(catch))), None),
+                body=self.body(_tree(_kids(catch), "body")),
                 span=self.span(catch),
             ),
-            finally_body=None if finally_clause is None else self.body(finally_clause.children[0]),
+            finally_body=None if finally_clause is None else self.body(_kids(finally_clause)[0]),
             span=self.span(node),
             head_span=self.head_span(node),
         )
 
     def _stmt_legacy_input(self, node: Node) -> Stmt:
-        name, *rest = node.children
+        name, *rest = _kids(node)
         return LegacyIO(
             direction=LegacyDirection.INPUT,
             name=self.name(name),
@@ -241,7 +285,7 @@ class _Builder:
         )
 
     def _stmt_legacy_output(self, node: Node) -> Stmt:
-        name, value = node.children
+        name, value = _kids(node)
         return LegacyIO(
             direction=LegacyDirection.OUTPUT,
             name=self.name(name),
@@ -252,7 +296,7 @@ class _Builder:
     # -- compound statements (also values: `let xs = parallel for …`) ----------------------
 
     def compound(self, node: Node) -> DoBlock | Parallel | Repeat | For | Loop:
-        children = node.children
+        children = _kids(node)
         span = self.span(node)
         body = self.body(_tree(children, "body"))
         parallel = _tree(children, "parallel_kw") is not None
@@ -285,27 +329,27 @@ class _Builder:
         head = next(
             (
                 c
-                for c in node.children
+                for c in _kids(node)
                 if not _is_token(c) and c.data.startswith("loop_") and c.data != "loop_max"
             ),
             None,
         )
-        bound = _tree(node.children, "loop_max")
+        bound = _tree(_kids(node), "loop_max")
         kind, condition, item, iterable = LoopKind.OPEN, None, None, None
         if head is not None and head.data == "loop_for_each":
             kind, item, iterable = (
                 LoopKind.FOR_EACH,
-                self.name(head.children[0]),
-                self.expr(head.children[1]),
+                self.name(_kids(head)[0]),
+                self.expr(_kids(head)[1]),
             )
         elif head is not None:
-            kind, condition = _LOOP_HEADS[head.data], self.discretion(head.children[0])
+            kind, condition = _LOOP_HEADS[head.data], self.discretion(_kids(head)[0])
         return Loop(
             kind=kind,
             condition=condition,
             item=item,
             iterable=iterable,
-            max=self.expr(bound.children[0]) if bound is not None else None,
+            max=self.expr(_kids(bound)[0]) if bound is not None else None,
             alias=names[0] if names else None,
             body=body,
             span=self.span(node),
@@ -317,13 +361,13 @@ class _Builder:
         if node is None:
             return ()
         result = []
-        for modifier in node.children:
+        for modifier in _kids(node):
             key: Name | None
             value: Expr
             if modifier.data == "modifier_flag":
-                key, value = None, self.string(modifier.children[0])
+                key, value = None, self.string(_kids(modifier)[0])
             else:
-                key, value = self.name(modifier.children[0]), self.expr(modifier.children[1])
+                key, value = self.name(_kids(modifier)[0]), self.expr(_kids(modifier)[1])
             result.append(Modifier(key=key, value=value, span=self.span(modifier)))
         return tuple(result)
 
@@ -335,7 +379,7 @@ class _Builder:
             return self.compound(node)
         if node.data == "invocation":
             return self.invocation(node)
-        source, *ops = node.children  # value_rhs
+        source, *ops = _kids(node)  # value_rhs
         if not ops:
             return self.expr(source)
         return Pipeline(
@@ -347,10 +391,10 @@ class _Builder:
     def pipe_op(self, node: Node) -> PipeOp:
         names: tuple[Name, ...] = ()
         if node.data == "pipe_reduce":
-            acc, item, body = node.children
+            acc, item, body = _kids(node)
             kind, names = PipeKind.REDUCE, (self.name(acc), self.name(item))
         else:
-            op, body = node.children
+            op, body = _kids(node)
             kind = PipeKind(str(op))
         return PipeOp(kind=kind, names=names, body=self.body(body), span=self.span(node))
 
@@ -360,44 +404,44 @@ class _Builder:
         if kind == "string":
             return self.string(node)
         if kind == "number":
-            raw = str(node.children[0])
+            raw = str(_kids(node)[0])
             number: int | float = float(raw) if "." in raw else int(raw)
             return Number(value=number, raw=raw, span=span)
         if kind == "constant":
-            word = str(node.children[0])
+            word = str(_kids(node)[0])
             return Constant(value=None if word == "null" else word == "true", span=span)
         if kind == "reference":
             return self.reference(node)
         if kind == "array":
-            return ArrayExpr(items=tuple(self.expr(c) for c in node.children), span=span)
+            return ArrayExpr(items=tuple(self.expr(c) for c in _kids(node)), span=span)
         if kind == "object":
-            return ObjectExpr(entries=tuple(self.entry(c) for c in node.children), span=span)
+            return ObjectExpr(entries=tuple(self.entry(c) for c in _kids(node)), span=span)
         if kind == "do_call":
             return self.do_call(node)
         return self.invocation_head(node, (), span)
 
     def entry(self, node: Node) -> Entry:
-        key = self.name(node.children[0])
-        if len(node.children) > 1:
-            value = self.expr(node.children[1])
+        key = self.name(_kids(node)[0])
+        if len(_kids(node)) > 1:
+            value = self.expr(_kids(node)[1])
             return Entry(key=key, value=value, shorthand=False, span=self.span(node))
         ref = Ref(parts=(key.text,), span=key.span, head_span=key.span)
         return Entry(key=key, value=ref, shorthand=True, span=self.span(node))
 
     def reference(self, node: Node) -> Ref:
-        parts = tuple(str(t) for t in node.children)
-        return Ref(parts=parts, span=self.span(node), head_span=self.span(node.children[0]))
+        parts = tuple(str(t) for t in _kids(node))
+        return Ref(parts=parts, span=self.span(node), head_span=self.span(_kids(node)[0]))
 
     def do_call(self, node: Node) -> DoCall:
-        args = _tree(node.children, "args")
+        args = _tree(_kids(node), "args")
         return DoCall(
-            block=self.name(node.children[0]),
-            args=None if args is None else tuple(self.expr(a) for a in args.children),
+            block=self.name(_kids(node)[0]),
+            args=None if args is None else tuple(self.expr(a) for a in _kids(args)),
             span=self.span(node),
         )
 
     def invocation(self, node: Node) -> Invocation:
-        head, *props = node.children
+        head, *props = _kids(node)
         return self.invocation_head(head, self.properties(props), self.span(node))
 
     def invocation_head(
@@ -406,7 +450,7 @@ class _Builder:
         kind = {"call_head": InvocationKind.CALL, "resume_head": InvocationKind.RESUME}.get(
             head.data, InvocationKind.SESSION
         )
-        children = head.children
+        children = _kids(head)
         target: Name | None = None
         prompt = label = None
         if head.data == "session_prompt":
@@ -431,7 +475,7 @@ class _Builder:
     def properties(self, nodes: list[Node]) -> tuple[Property, ...]:
         result = []
         for node in nodes:
-            key, *rest = node.children
+            key, *rest = _kids(node)
             if node.data == "property_group":
                 value, children = None, self.properties(rest)
             else:
@@ -442,7 +486,7 @@ class _Builder:
         return tuple(result)
 
     def discretion(self, node: Node) -> Discretion:
-        token = node.children[0]
+        token = _kids(node)[0]
         raw = str(token)
         style = DiscretionStyle.BARE
         if token.type == "TRIPLE_TEXT":
@@ -454,7 +498,7 @@ class _Builder:
     # -- strings --------------------------------------------------------------------------
 
     def string(self, node: Node) -> StringLit:
-        token = node.children[0] if not _is_token(node) else node
+        token = _kids(node)[0] if not _is_token(node) else node
         raw = str(token)
         quote = 3 if raw.startswith('"""') else 1
         body = raw[quote:-quote]
