@@ -8,7 +8,7 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lark
 from lark import Lark, Token
@@ -20,7 +20,9 @@ from ..diagnostics import Diagnostic
 from ..ir import Fence, Span
 from ..script_ir import Script
 from . import script_build
-from .script_errors import ErrorSite, describe_error
+
+if TYPE_CHECKING:
+    from .script_errors import ErrorSite
 
 GRAMMAR = Path(__file__).with_name("prosescript.lark")
 # The parse table, generated from GRAMMAR by `make grammar` and shipped beside it, so a
@@ -174,6 +176,8 @@ def parse_script(fence: Fence, path: str) -> tuple[Script | None, list[Diagnosti
         span = mapper.span(exc.line, exc.column, exc.line, exc.column + 1)
         return None, [diag.make("prosescript_syntax", str(exc), span)]
     except UnexpectedInput as exc:
+        from .script_errors import describe_error  # only a failed parse needs the wording
+
         message, (line, column, end_line, end_column) = describe_error(
             _error_site(exc), text, terminal_patterns()
         )
@@ -192,6 +196,8 @@ def terminal_patterns() -> dict[str, tuple[bool, str]]:
 
 def _error_site(exc: UnexpectedInput) -> ErrorSite:
     """Where lark stopped, what it found and what it would have accepted there."""
+    from .script_errors import ErrorSite
+
     if isinstance(exc, UnexpectedToken):
         token = exc.token
         return ErrorSite(
