@@ -88,7 +88,7 @@ def describe_error(
         message += f"; expected {expected}"
     hint = _hint(site, lines, found)
     if hint:
-        message += f" ({hint})"
+        message += f". {hint[0].upper()}{hint[1:]}"
     return message, position
 
 

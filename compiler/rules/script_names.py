@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
@@ -69,19 +69,24 @@ class Kind(StrEnum):
 _IMMUTABLE = frozenset({Kind.CONST, Kind.LOOP, Kind.CATCH, Kind.PARAM, Kind.PIPE})
 
 
-@dataclass(slots=True)
-class _Binding:
+class _Binding(NamedTuple):
     name: str
     kind: Kind
     span: Span | None
 
 
-@dataclass(slots=True)
 class _Scope:
-    parent: _Scope | None
-    names: dict[str, _Binding] = field(default_factory=dict)
-    script_level: bool = True  # False only for the contract's own inputs
-    block_body: bool = False  # a `block` body: its locals are its own, not shadows
+    """One lexical scope of the walk (plain class: walker state, not IR)."""
+
+    __slots__ = ("block_body", "names", "parent", "script_level")
+
+    def __init__(
+        self, parent: _Scope | None, *, script_level: bool = True, block_body: bool = False
+    ) -> None:
+        self.parent = parent
+        self.names: dict[str, _Binding] = {}
+        self.script_level = script_level  # False only for the contract's own inputs
+        self.block_body = block_body  # a `block` body: its locals are its own, not shadows
 
     def lookup(self, name: str) -> _Binding | None:
         scope: _Scope | None = self

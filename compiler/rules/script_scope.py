@@ -12,6 +12,8 @@ from .context import RuleContext
 PROSE_INFOS = frozenset({"prose", "prosescript"})
 # sections whose declared names a render body may read
 INPUT_SECTIONS = ("requires", "parameters", "maintains", "slots", "config")
+# sections whose free `name: type` lines declare inputs (Maintains lines are clauses)
+_LINE_DECLARING_SECTIONS = ("requires", "parameters", "slots", "config")
 # `name: type -- description` lines written as indented text under a bullet
 # ("- Pattern instance receives:" blocks) and `- `name` (type): …` bullets
 _DECLARATION_LINE = re.compile(
@@ -62,7 +64,10 @@ def _declared_inputs(contract: Contract, lines: list[str]) -> Iterator[str]:
         for need in section.needs:
             if need.name:
                 yield need.name
-        yield from _declaration_lines(section, lines)
+        if section.key in _LINE_DECLARING_SECTIONS:
+            yield from _declaration_lines(section, lines)
+            for paragraph in section.body.paragraphs:  # "the `topic` the caller passes"
+                yield from _BACKTICKED.findall(paragraph.text)
 
 
 def _item_names(items: Iterable[Item]) -> Iterator[str]:

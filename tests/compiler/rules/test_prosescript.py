@@ -314,3 +314,22 @@ def test_a_file_without_prose_fences_never_loads_lark() -> None:
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_a_sentence_need_declares_its_backticked_names() -> None:
+    text = RESPONSIBILITY.replace(
+        "- `incident-events`: what happened\n",
+        "The latest `incident-events` as the pager reports them.\n",
+    ).replace("  missing: nowhere\n", "")
+    assert [
+        d.code for d in lint({"src/watcher.prose.md": text, "src/helper.prose.md": HELPER})
+    ] == []
+
+
+def test_maintains_clause_lines_declare_nothing() -> None:
+    body = "let a = call helper\n  x: Material"
+    text = FUNCTION.format(name="demo", body=body).replace(
+        "### Returns", "### Maintains\n\nMaterial: the report text.\n\n### Returns"
+    )
+    found = lint({"src/demo.prose.md": text, "src/helper.prose.md": HELPER})
+    assert "prosescript_undefined_name" in [d.code for d in found]
