@@ -135,12 +135,30 @@ def parser() -> Lark:
 class _Mapper:
     """Positions in the dedented fence text → 1-based spans in the source file."""
 
-    def __init__(self, fence: Fence, path: str, dedent: int) -> None:
+    def __init__(self, fence: Fence, path: str, dedent: int, text: str) -> None:
         self.path = path
         self.line_offset = fence.content_line - 1
         self.column_offset = fence.span.column - 1 + dedent
+        self.widths = [len(line) for line in text.split("\n")]
+
+    def _clamp(self, line: int, column: int) -> tuple[int, int]:
+        """Keep a position on the fence's real text (lark reports end of input past it)."""
+        last = max(len(self.widths) - (1 if len(self.widths) > 1 and not self.widths[-1] else 0), 1)
+        line = min(max(line, 1), last)
+        return line, min(max(column, 1), self.widths[line - 1] + 1)
 
     def span(self, line: int, column: int, end_line: int, end_column: int) -> Span:
+        line, column = self._clamp(line, column)
+        end_line, end_column = self._clamp(max(end_line, line), end_column)
+        if end_line == line:
+            end_column = max(end_column, column)
+        if (end_line, end_column) == (line, column):
+            # an error at the end of a line: span the line break when one follows in the
+            # file, else the line's last character, so the span is never empty
+            if line < len(self.widths):
+                end_line, end_column = line + 1, 1
+            elif column > 1:
+                column -= 1
         return Span(
             path=self.path,
             line=line + self.line_offset,
@@ -166,7 +184,7 @@ def _dedent(text: str) -> tuple[str, int]:
 def parse_script(fence: Fence, path: str) -> tuple[Script | None, list[Diagnostic]]:
     """Parse one ```prose fence; a syntax error is a `prosescript_syntax` diagnostic."""
     text, dedent = _dedent(fence.content.replace("\r\n", "\n").replace("\r", "\n"))
-    mapper = _Mapper(fence, path, dedent)
+    mapper = _Mapper(fence, path, dedent, text)
     if not text.endswith("\n"):
         text += "\n"
     try:
