@@ -13,6 +13,11 @@ from . import __version__
 # runtime are imported only when invoked, so `prosec lint FILE` starts fast.
 LAZY_COMMANDS: dict[str, str] = {
     "lint": "prosec.compiler.commands.lint:lint",
+    "build": "prosec.compiler.commands.build:build_command",
+    "validate": "prosec.compiler.commands.validate:validate_command",
+    "activate": "prosec.compiler.commands.activate:activate_command",
+    "explain": "prosec.compiler.commands.explain:explain_command",
+    "graph": "prosec.compiler.commands.graph:graph_command",
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

@@ -26,6 +26,7 @@ class WiringPin:
     need: str
     producer: str
     facet: str = "@atomic"
+    line: int = 1  # line of its `[[wiring.pin]]` header in prose.toml, for diagnostics
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +45,8 @@ class Config:
     skill_paths: tuple[str, ...] = ()
     render: Mapping[str, Any] = field(default_factory=dict)  # runtime-owned tables, kept raw
     state_backend: str = "filesystem"
+    source: str | None = None  # `[build] source`: source root relative to the project root
+    emit_artifacts: bool = False  # `[build] emit_artifacts`
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def with_overrides(self, **changes: Any) -> Config:
@@ -78,19 +81,29 @@ def load(start: Path) -> Config:
         return Config(root=root)
     path = root / CONFIG_NAME
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return parse(data, path, root)
+    return parse(data, path, root, text)
 
 
-def parse(data: Mapping[str, Any], path: Path, root: Path) -> Config:
+def parse(data: Mapping[str, Any], path: Path, root: Path, text: str = "") -> Config:
     lint = _table(data, "lint", path)
     wiring = _table(data, "wiring", path)
     tools = _table(data, "tools", path)
     state = _table(data, "state", path)
+    build = _table(data, "build", path)
+    source = build.get("source")
+    if source is not None and (not isinstance(source, str) or not source.strip()):
+        raise ConfigError(f"{path}: build.source: must be a non-empty string")
+    pin_lines = [
+        number
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip().replace(" ", "") == "[[wiring.pin]]"
+    ]
     severity: dict[str, Severity] = {}
     for code, value in _table(lint, "severity", path, "lint.").items():
         if code not in CODES:
@@ -109,13 +122,16 @@ def parse(data: Mapping[str, Any], path: Path, root: Path) -> Config:
         severity=severity,
         strict=_bool(lint, "strict", path, "lint."),
         pins=tuple(
-            _pin(entry, path, i) for i, entry in enumerate(_list(wiring, "pin", path, "wiring."))
+            _pin(entry, path, i, pin_lines[i] if i < len(pin_lines) else 1)
+            for i, entry in enumerate(_list(wiring, "pin", path, "wiring."))
         ),
         offline_tools=_bool(tools, "offline", path, "tools."),
         mcp_registries=_strings(tools, "mcp_registries", path, "tools."),
         skill_paths=_strings(tools, "skill_paths", path, "tools."),
         render=_table(data, "render", path),
         state_backend=str(state.get("backend", "filesystem")),
+        source=source,
+        emit_artifacts=_bool(build, "emit_artifacts", path, "build."),
         raw=data,
     )
 
@@ -156,7 +172,7 @@ def _bool(data: Mapping[str, Any], key: str, path: Path, prefix: str) -> bool:
     return value
 
 
-def _pin(entry: Any, path: Path, index: int) -> WiringPin:
+def _pin(entry: Any, path: Path, index: int, line: int) -> WiringPin:
     where = f"{path}: wiring.pin[{index}]"
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{where}: must be a table")
@@ -168,4 +184,5 @@ def _pin(entry: Any, path: Path, index: int) -> WiringPin:
         need=entry["need"],
         producer=entry["producer"],
         facet=str(entry.get("facet", "@atomic")),
+        line=line,
     )

@@ -143,6 +143,34 @@ CODES: dict[str, CodeInfo] = {
     "prosescript_use_after_statement": CodeInfo(ERR, "`use` after an executable statement"),
     "prosescript_bad_escape": CodeInfo(ERR, "a string uses an unknown `\\` escape"),
     "execution_unfenced": CodeInfo(INFO, "`### Execution` is written as unfenced pseudocode"),
+    # build: Forme wiring
+    "wiring_ambiguous": CodeInfo(
+        WARN, "a need matches several producers on one rung and is left unwired", ERR
+    ),
+    "wiring_unsatisfied": CodeInfo(WARN, "no producer satisfies a `### Requires` need", ERR),
+    "wiring_mentioned": CodeInfo(
+        INFO, "a need is wired only because its prose mentions a producer"
+    ),
+    "wiring_self": CodeInfo(INFO, "a need names its own node: feedback is self continuity"),
+    "wiring_cycle": CodeInfo(ERR, "the subscription graph has a cycle"),
+    "emits_unknown": CodeInfo(WARN, "a gateway's `### Emits` names no node", ERR),
+    "pin_stale": CodeInfo(
+        ERR, "a `[[wiring.pin]]` names a node, need or facet that does not exist"
+    ),
+    "facet_not_emitted": CodeInfo(ERR, "an edge subscribes to a facet its producer does not emit"),
+    # build: pattern expansion
+    "pattern_unknown": CodeInfo(ERR, "a pattern instance names no `kind: pattern` contract"),
+    "pattern_slot_unbound": CodeInfo(ERR, "a pattern instance leaves a required slot unbound"),
+    "pattern_slot_unknown": CodeInfo(ERR, "a pattern instance binds a slot the pattern lacks"),
+    "pattern_config_unknown": CodeInfo(
+        ERR, "a pattern instance sets a config key the pattern lacks"
+    ),
+    # build: canonicalizers and postconditions
+    "clause_unlowered": CodeInfo(
+        WARN, "a materiality clause names no fields and cannot be enforced"
+    ),
+    "structured_backing_missing": CodeInfo(WARN, "a subscribed facet has no structured backing"),
+    "canonicalizer_invalid": CodeInfo(ERR, "an explicit canonicalizer block is not a valid spec"),
 }
 
 

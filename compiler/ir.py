@@ -196,6 +196,7 @@ class Contract:
     sections: tuple[Section, ...] = ()
     pattern_instances: tuple[PatternInstance, ...] = ()
     continuity: Continuity | None = None  # filled by the continuity pass
+    expanded_from: PatternInstance | None = None  # set on nodes made by pattern expansion
 
     def section(self, key: str) -> Section | None:
         for section in self.sections:
@@ -272,8 +273,12 @@ class Resolution:
     subscriber: str
     need: Need
     edges: tuple[Edge, ...] = ()
-    status: str = "wired"  # "wired" | "ambiguous" | "unsatisfied"
+    # "wired" | "ambiguous" | "unsatisfied" | "self" (names its own node: feedback is
+    # self continuity) | "caller" (a caller input: run-typed or supplied by the caller)
+    status: str = "wired"
     candidates: tuple[str, ...] = ()  # `producer.facet` candidates or nearest producers
+    rung: Rung | None = None  # the rung that decided (also for an ambiguous outcome)
+    evidence: str = ""  # the text that decided it, or why nothing did
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

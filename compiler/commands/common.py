@@ -44,3 +44,59 @@ def load_config(start: Path) -> config_mod.Config:
 def exit_usage(message: str) -> NoReturn:
     click.echo(f"prosec: error: {message}", err=True)
     sys.exit(2)
+
+
+def system_host(root: Path, config: config_mod.Config) -> Any:
+    """The real host for tool and skill lookups, from this process's environment."""
+    import os
+
+    from ..host import SystemHost
+
+    return SystemHost(
+        root=config.root or root,
+        path_env=os.environ.get("PATH"),
+        home=Path.home(),
+        registries=config.mcp_registries,
+        skill_paths=config.skill_paths,
+    )
+
+
+def project_config(
+    root: Path,
+    *,
+    strict: bool | None = None,
+    offline_tools: bool | None = None,
+    mcp_registries: tuple[str, ...] = (),
+    skill_paths: tuple[str, ...] = (),
+    select: tuple[str, ...] | None = None,
+    ignore: tuple[str, ...] | None = None,
+) -> config_mod.Config:
+    """The config of the project at `root` with command-line flags applied (flags win)."""
+    if not root.is_dir():
+        exit_usage(f"{root}: not a directory")
+    config = load_config(root)
+    return config.with_overrides(
+        strict=strict,
+        offline_tools=offline_tools,
+        mcp_registries=mcp_registries or None,
+        skill_paths=skill_paths or None,
+        select=select,
+        ignore=ignore,
+    )
+
+
+def strict_option(function: F) -> F:
+    return click.option(
+        "--strict/--no-strict",
+        default=None,
+        help="Treat wiring warnings (ambiguous, unsatisfied) and missing ids as errors.",
+    )(function)
+
+
+def offline_option(function: F) -> F:
+    return click.option(
+        "--offline-tools",
+        is_flag=True,
+        default=None,
+        help="Skip the PATH, MCP registry and skill lookups (for CI machines).",
+    )(function)

@@ -1,0 +1,202 @@
+"""The build driver: compile with the cache, recognize no-op rebuilds, write atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import diagnostics as diag
+from .cache import BuildCache, LastBuild, input_key
+from .codegen import intent as intent_mod
+from .config import Config
+from .diagnostics import Diagnostic
+from .host import Host
+from .passes import tools
+from .pipeline import CompileResult, Progress, compile_texts, read_sources
+
+NEXT = "manifest.next.json"
+ACTIVE = "manifest.active.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildOptions:
+    check: bool = False  # compare with dist/manifest.next.json instead of writing
+    emit_artifacts: bool = False
+    use_cache: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildOutcome:
+    """What happened: `written`, `up-to-date`, `fresh`/`stale` (--check), `failed`, `internal`."""
+
+    status: str
+    diagnostics: tuple[Diagnostic, ...]
+    note: str  # how much was rebuilt, and why
+    summary: dict[str, int] = field(default_factory=dict)
+    written: tuple[str, ...] = ()
+    result: CompileResult | None = None
+
+
+def build(
+    root: Path,
+    config: Config,
+    host: Host | None,
+    options: BuildOptions,
+    progress: Progress | None = None,
+) -> BuildOutcome:
+    dist = root / intent_mod.DIST
+    texts, unreadable = read_sources(root, config)
+    key = input_key(texts, config)
+    cache = BuildCache.open(dist, config) if options.use_cache else None
+    up_to_date = _no_op(cache, key, dist, config, host, options)
+    if up_to_date is not None:
+        return up_to_date
+    result = compile_texts(
+        texts, config, host=host, cache=cache, progress=progress, extra=unreadable
+    )
+    note = _note(cache, result, options)
+    summary = _summary(result)
+    if result.internal:
+        return BuildOutcome(
+            status="internal", diagnostics=result.diagnostics, note=note, result=result
+        )
+    if not result.writable or result.intent is None:
+        return BuildOutcome(
+            status="failed",
+            diagnostics=result.diagnostics,
+            note=note,
+            summary=summary,
+            result=result,
+        )
+    data = intent_mod.dumps(result.intent)
+    manifest = dist / NEXT
+    if options.check:
+        current = manifest.read_bytes() if manifest.is_file() else None
+        status = "fresh" if current == data else "stale"
+        return BuildOutcome(
+            status=status, diagnostics=result.diagnostics, note=note, summary=summary, result=result
+        )
+    written = [write_atomic(manifest, data)]
+    if options.emit_artifacts:
+        written += _artifacts(dist, result.intent)
+    if cache is not None:
+        cache.last = LastBuild(
+            key=key,
+            output_sha=hashlib.sha256(data).hexdigest(),
+            host_checks=result.unit.host_checks,
+            diagnostics=result.diagnostics,
+            summary=summary,
+        )
+        cache.save({path for path, _ in texts})
+    return BuildOutcome(
+        status="written",
+        diagnostics=result.diagnostics,
+        note=note,
+        summary=summary,
+        written=tuple(p.relative_to(root).as_posix() for p in written),
+        result=result,
+    )
+
+
+def _no_op(
+    cache: BuildCache | None,
+    key: str,
+    dist: Path,
+    config: Config,
+    host: Host | None,
+    options: BuildOptions,
+) -> BuildOutcome | None:
+    """The last build's output is current: same inputs, same file, same host lookups."""
+    if cache is None or cache.last is None or cache.last.key != key:
+        return None
+    manifest = dist / NEXT
+    if not manifest.is_file():
+        return None
+    if hashlib.sha256(manifest.read_bytes()).hexdigest() != cache.last.output_sha:
+        return None
+    if options.emit_artifacts and not (dist / "canonicalizers").is_dir():
+        return None
+    if (
+        host is not None
+        and not config.offline_tools
+        and not tools.repeat(host, cache.last.host_checks)
+    ):
+        return None
+    status = "fresh" if options.check else "up-to-date"
+    return BuildOutcome(
+        status=status,
+        diagnostics=cache.last.diagnostics,
+        note="nothing changed since the last build",
+        summary=cache.last.summary,
+    )
+
+
+def _note(cache: BuildCache | None, result: CompileResult, options: BuildOptions) -> str:
+    if cache is None:
+        return "full build (--no-cache)"
+    if cache.reason:
+        return f"full build: {cache.reason}"
+    if result.reparsed == result.files:
+        return "full build: every source changed"
+    return f"incremental build: reparsed {result.reparsed} of {result.files} files"
+
+
+def _summary(result: CompileResult) -> dict[str, int]:
+    topology = result.unit.topology
+    counts = {s.value: 0 for s in diag.Severity}
+    for d in result.diagnostics:
+        counts[d.severity.value] += 1
+    return {
+        "files": result.files,
+        "nodes": len(topology.nodes) if topology else 0,
+        "edges": len(topology.edges) if topology else 0,
+        **counts,
+    }
+
+
+def _artifacts(dist: Path, document: dict[str, Any]) -> list[Path]:
+    """The per-node spec and validator files, each schema-checked, stale ones removed."""
+    from .codegen.schemas import problems
+
+    written: list[Path] = []
+    for section, key, schema in (
+        ("canonicalizers", "spec", "canonicalizer-spec"),
+        ("postconditions", "validator", "validator"),
+    ):
+        directory = dist / section
+        keep = set()
+        for entry in document[section]:
+            value = entry[key]
+            found = problems(schema, value)
+            if found:  # the intent validated, so this is a prosec bug
+                raise ValueError(f"{section}/{entry['node']}: {found[0]}")
+            path = dist.parent / entry["artifact"]
+            keep.add(path.name)
+            data = (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+            written.append(write_atomic(path, data))
+        if directory.is_dir():
+            for stale in directory.glob("*.json"):
+                if stale.name not in keep:
+                    stale.unlink()
+    return written
+
+
+def write_atomic(path: Path, data: bytes) -> Path:
+    """Write through a temporary file in the same directory, fsync, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,137 @@
+"""IR → the compiled intent (owns its JSON shape, its byte form and artifact locators)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..diagnostics import Diagnostic
+from ..ir import KINDS, Project, Resolution, Topology
+from ..lowered import CanonicalizerSpec, Validator
+
+KIND = "openprose.compile-phase-ir"
+VERSION = 2
+DIST = "dist"
+
+
+def artifact(kind: str, node: str) -> str:
+    """`dist/canonicalizers/<node>.json` or `dist/postconditions/<node>.json`."""
+    return f"{DIST}/{kind}/{node}.json"
+
+
+def emit(
+    project: Project,
+    topology: Topology,
+    specs: Mapping[str, CanonicalizerSpec],
+    validators: Mapping[str, Validator],
+    fingerprints: Mapping[str, str],
+    diagnostics: Sequence[Diagnostic],
+) -> dict[str, Any]:
+    """The compiled intent document: upstream IR v2 plus prosec's inline extensions."""
+    names = [node.name for node in topology.nodes]
+    return {
+        "kind": KIND,
+        "version": VERSION,
+        "sources": sources(project),
+        "topology": {
+            "nodes": [
+                _node(
+                    node.name,
+                    node.wake_source.value,
+                    node.cadence,
+                    fingerprints,
+                    topology.resolutions,
+                )
+                for node in topology.nodes
+            ],
+            "edges": [
+                {"subscriber": e.subscriber, "producer": e.producer, "facet": e.facet}
+                for e in topology.edges
+            ],
+            "entry_points": sorted(topology.entry_points),
+            "acyclic": topology.acyclic,
+        },
+        "canonicalizers": [
+            {
+                "node": name,
+                "artifact": artifact("canonicalizers", name),
+                "facets": list(specs[name].facet_names),
+                "spec": specs[name].to_json(),
+            }
+            for name in names
+        ],
+        "postconditions": [
+            {
+                "node": name,
+                "artifact": artifact("postconditions", name),
+                "mode": validators[name].mode,
+                "validator": validators[name].to_json(),
+            }
+            for name in names
+        ],
+        "contract_fingerprints": {name: fingerprints[name] for name in names},
+        "diagnostics": diagnostic_records(diagnostics, {s["path"] for s in sources(project)}),
+    }
+
+
+def sources(project: Project) -> list[dict[str, Any]]:
+    records = []
+    for source in sorted(project.files, key=lambda f: f.path):
+        head = next((c for c in source.contracts if not c.inline), None)
+        record: dict[str, Any] = {"path": source.path, "kind": "unknown"}
+        if head is not None:
+            record["kind"] = head.kind if head.kind in KINDS else "unknown"
+            name = head.frontmatter.get("name")
+            if isinstance(name, str) and name.strip():
+                record["name"] = name.strip()
+        records.append(record)
+    return records
+
+
+def _node(
+    name: str,
+    wake: str,
+    cadence: str | None,
+    fingerprints: Mapping[str, str],
+    resolutions: Iterable[Resolution],
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "node": name,
+        "contract_fingerprint": fingerprints[name],
+        "wake_source": wake,
+    }
+    if cadence:
+        record["cadence"] = cadence
+    inputs = [
+        {
+            "name": r.need.name or f"input-{position}",
+            "type": r.need.run_typed or "text",
+            "description": " ".join(r.need.text.split()),
+        }
+        for position, r in enumerate((r for r in resolutions if r.subscriber == name), start=1)
+        if r.status == "caller"
+    ]
+    if inputs:
+        record["caller_inputs"] = inputs
+    return record
+
+
+def diagnostic_records(diagnostics: Sequence[Diagnostic], paths: set[str]) -> list[dict[str, Any]]:
+    """Upstream's diagnostic shape: the code rides in the message as `[code] …`."""
+    records = []
+    for d in sorted(diagnostics, key=Diagnostic.sort_key):
+        where = f"line {d.span.line}" if d.span.path in paths else f"{d.span.path}:{d.span.line}"
+        record: dict[str, Any] = {
+            "severity": d.severity.value,
+            "message": f"[{d.code}] {d.message} ({where})",
+        }
+        if d.span.path in paths:
+            record["sourcePath"] = d.span.path
+        records.append(record)
+    return records
+
+
+def dumps(document: Mapping[str, Any]) -> bytes:
+    """The byte form written to disk: sorted keys, two-space indent, one final newline."""
+    return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()

@@ -1,0 +1,153 @@
+"""`prosec build`: compile a source tree into dist/manifest.next.json."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from .. import report
+from ..build import BuildOptions, BuildOutcome, build
+from ..discover import DiscoveryError
+from .common import (
+    codes_option,
+    exit_usage,
+    offline_option,
+    project_config,
+    strict_option,
+    system_host,
+)
+
+Progress = Callable[[str, int, int], None]
+
+
+@click.command(name="build")
+@click.argument("root", required=False, default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--check", is_flag=True, help="Exit 1 when dist/manifest.next.json is stale; write nothing."
+)
+@click.option(
+    "--emit-artifacts",
+    is_flag=True,
+    default=None,
+    help="Also write dist/canonicalizers/<node>.json and dist/postconditions/<node>.json.",
+)
+@strict_option
+@offline_option
+@click.option(
+    "--mcp-registry", multiple=True, metavar="FILE", help="An MCP registry file (repeatable)."
+)
+@click.option(
+    "--skill-path",
+    multiple=True,
+    metavar="DIR",
+    help="A skill directory searched first (repeatable).",
+)
+@click.option("--no-cache", is_flag=True, help="Ignore dist/.cache and rebuild everything.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(report.FORMATS),
+    default="text",
+    show_default=True,
+    help="How diagnostics are printed on stdout.",
+)
+@codes_option("--select", "Only report these codes (comma-separated; `prefix*` allowed).")
+@codes_option("--ignore", "Never report these codes (comma-separated; `prefix*` allowed).")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line on stderr.")
+def build_command(
+    root: Path,
+    check: bool,
+    emit_artifacts: bool | None,
+    strict: bool | None,
+    offline_tools: bool | None,
+    mcp_registry: tuple[str, ...],
+    skill_path: tuple[str, ...],
+    no_cache: bool,
+    fmt: str,
+    select: tuple[str, ...] | None,
+    ignore: tuple[str, ...] | None,
+    quiet: bool,
+) -> None:
+    """Compile ROOT (default: the current directory) into dist/manifest.next.json.
+
+    Sources are read from ROOT/src when it exists, else from ROOT (or `[build] source`
+    in prose.toml). The pipeline parses, checks, expands patterns, wires needs with
+    Forme, lowers canonicalizers and postconditions, fingerprints contracts, validates
+    the compiled intent against its schema and writes it atomically. With any error
+    nothing is written. A rebuild reuses dist/.cache and says why when it cannot.
+
+    \b
+    Examples:
+      prosec build
+      prosec build --check                 # CI: is the committed manifest current?
+      prosec build --strict --offline-tools examples/inbox
+
+    Exit status: 0 written or up to date, 1 errors or a stale manifest (--check),
+    2 usage or I/O problem, 3 internal error.
+    """
+    config = project_config(
+        root,
+        strict=strict,
+        offline_tools=offline_tools,
+        mcp_registries=mcp_registry,
+        skill_paths=skill_path,
+        select=select,
+        ignore=ignore,
+    )
+    options = BuildOptions(
+        check=check,
+        emit_artifacts=config.emit_artifacts if emit_artifacts is None else emit_artifacts,
+        use_cache=not no_cache,
+    )
+    try:
+        with _progress(quiet) as progress:
+            outcome = build(root, config, system_host(root, config), options, progress)
+    except DiscoveryError as exc:
+        exit_usage(str(exc))
+    except OSError as exc:
+        exit_usage(f"cannot write the build output: {exc}")
+    sys.stdout.write(report.render(outcome.diagnostics, fmt))
+    if not quiet:
+        click.echo(_summary(outcome), err=True)
+    sys.exit({"written": 0, "up-to-date": 0, "fresh": 0, "internal": 3}.get(outcome.status, 1))
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Progress | None]:
+    """A rich progress line on stderr, only when stderr is a terminal."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress as Bar
+
+    with Bar(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("build", total=None)
+
+        def update(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        yield update
+
+
+def _summary(outcome: BuildOutcome) -> str:
+    s = outcome.summary
+    counts = (
+        f"{s.get('nodes', 0)} nodes, {s.get('edges', 0)} edges; {s.get('error', 0)} errors, "
+        f"{s.get('warning', 0)} warnings, {s.get('info', 0)} infos in {s.get('files', 0)} files"
+    )
+    head = {
+        "written": "prosec: wrote "
+        + ", ".join(outcome.written[:1])
+        + (f" (+{len(outcome.written) - 1} artifacts)" if len(outcome.written) > 1 else ""),
+        "up-to-date": "prosec: dist/manifest.next.json is up to date",
+        "fresh": "prosec: dist/manifest.next.json is current",
+        "stale": "prosec: dist/manifest.next.json is stale; run `prosec build`",
+        "failed": "prosec: build failed; nothing written",
+        "internal": "prosec: internal error; nothing written",
+    }[outcome.status]
+    return f"{head} — {counts} ({outcome.note})"

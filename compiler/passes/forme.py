@@ -1,0 +1,242 @@
+"""Forme: resolve every need to producer facets, draw the DAG and prove it acyclic.
+
+The only networkx user. `run(project, config)` is pure: the language server calls it for
+hover, definition and references, and the build pipeline for the topology.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .. import diagnostics as diag
+from ..config import Config, WiringPin
+from ..diagnostics import Diagnostic
+from ..ir import (
+    ATOMIC_FACET,
+    Contract,
+    Edge,
+    Need,
+    Project,
+    Resolution,
+    Rung,
+    Span,
+    Topology,
+    TopologyNode,
+    WakeSource,
+)
+from .forme_index import EmitsEntry, ProducerIndex, emits_entries, node_contracts
+from .forme_ladder import Problem, resolve
+from .forme_text import key
+
+__all__ = ["find_need", "run"]
+
+
+def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
+    """Wire every `### Requires` need of every node; report what could not be wired."""
+    index = ProducerIndex(node_contracts(project))
+    entries, found = emits_entries(index)
+    emits: dict[str, list[EmitsEntry]] = {}
+    for entry in entries:
+        emits.setdefault(entry.subscriber, []).append(entry)
+    pins, pin_problems = _pins(config, index)
+    found += pin_problems
+    resolutions: list[Resolution] = []
+    for name, producer in sorted(index.producers.items()):
+        for position, need in enumerate(producer.contract.needs, start=1):
+            resolution, problems = resolve(name, need, pins.get((name, position), ()), index, emits)
+            resolutions.append(resolution)
+            found += _report(resolution, problems)
+    edges = _edges(resolutions, entries)
+    acyclic, cycles = _cycles(sorted(index.producers), edges)
+    found += [_cycle_diagnostic(cycle, edges, index) for cycle in cycles]
+    nodes = tuple(_node(producer.contract) for _, producer in sorted(index.producers.items()))
+    topology = Topology(
+        nodes=nodes,
+        edges=edges,
+        entry_points=tuple(n.name for n in nodes if n.wake_source is WakeSource.EXTERNAL),
+        acyclic=acyclic,
+        resolutions=tuple(resolutions),
+        cycle=tuple(cycles[0]) if cycles else (),
+    )
+    return topology, found
+
+
+def _node(contract: Contract) -> TopologyNode:
+    continuity = contract.continuity
+    default = WakeSource.EXTERNAL if contract.kind == "gateway" else WakeSource.INPUT
+    wake = continuity.wake_source if continuity else default
+    cadence = continuity.cadence if continuity and wake is WakeSource.SELF else None
+    return TopologyNode(name=contract.name, contract=contract, wake_source=wake, cadence=cadence)
+
+
+def _edges(resolutions: Sequence[Resolution], emits: Sequence[EmitsEntry]) -> tuple[Edge, ...]:
+    """Resolved edges plus `### Emits` wakes not already covered, unique and sorted."""
+    unique: dict[tuple[str, str, str], Edge] = {}
+    for resolution in resolutions:
+        for edge in resolution.edges:
+            unique.setdefault((edge.subscriber, edge.producer, edge.facet), edge)
+    wired = {(sub, producer) for sub, producer, _ in unique}
+    for entry in emits:
+        if (entry.subscriber, entry.gateway) not in wired:
+            edge = Edge(
+                subscriber=entry.subscriber,
+                producer=entry.gateway,
+                facet=ATOMIC_FACET,
+                rung=Rung.EMITS,
+                evidence=f"`{entry.gateway}` {entry.evidence}",
+            )
+            unique.setdefault((edge.subscriber, edge.producer, edge.facet), edge)
+    return tuple(unique[k] for k in sorted(unique))
+
+
+def _cycles(names: list[str], edges: Sequence[Edge]) -> tuple[bool, list[list[str]]]:
+    """Acyclicity, and one cycle path per strongly connected component when not."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(names)
+    graph.add_edges_from(sorted({(e.producer, e.subscriber) for e in edges}))
+    if nx.is_directed_acyclic_graph(graph):
+        return True, []
+    cycles = []
+    components = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
+    for component in components:
+        found = nx.find_cycle(graph.subgraph(component), source=component[0])
+        cycles.append([found[0][0], *(v for _, v, *_ in found)])
+    return False, cycles
+
+
+def _cycle_diagnostic(cycle: list[str], edges: Sequence[Edge], index: ProducerIndex) -> Diagnostic:
+    producer, subscriber = cycle[0], cycle[1]
+    edge = next(e for e in edges if e.producer == producer and e.subscriber == subscriber)
+    span = edge.need.span if edge.need else index.producers[subscriber].contract.name_span
+    path = " → ".join(f"`{name}`" for name in cycle)
+    return diag.make(
+        "wiring_cycle",
+        f"subscription cycle {path} (each feeds the next); drop one of these needs, or make "
+        "the feedback `self-driven` continuity instead of an edge",
+        span,
+    )
+
+
+def _report(resolution: Resolution, problems: list[Problem]) -> list[Diagnostic]:
+    need = resolution.need
+    span = need.span
+    found = [diag.make("facet_not_emitted", p.message, span) for p in problems]
+    label = need_label(need)
+    sub = resolution.subscriber
+    if resolution.status == "ambiguous":
+        rung = resolution.rung.value if resolution.rung else "?"
+        found.append(
+            diag.make(
+                "wiring_ambiguous",
+                f"need {label} of `{sub}` matches {len(resolution.candidates)} producer facets "
+                f"on the {rung} rung ({', '.join(resolution.candidates)}); add a "
+                "`[[wiring.pin]]` in prose.toml or name the producer (`producer.facet`), or "
+                "say `every` to subscribe to all",
+                span,
+            )
+        )
+    elif resolution.status == "unsatisfied" and not problems:
+        hint = (
+            "did you mean " + ", ".join(f"`{c}`" for c in resolution.candidates) + "?"
+            if resolution.candidates
+            else "no producer shares a word with it"
+        )
+        found.append(
+            diag.make(
+                "wiring_unsatisfied",
+                f"no producer satisfies need {label} of `{sub}`; {hint}",
+                span,
+            )
+        )
+    elif resolution.status == "self":
+        found.append(
+            diag.make(
+                "wiring_self",
+                f"need {label} names `{sub}` itself; a node never subscribes to itself "
+                "(re-reading its prior truth is `self-driven` continuity), so no edge is drawn",
+                span,
+            )
+        )
+    elif resolution.rung is Rung.MENTIONED and resolution.edges:
+        explicit = ", ".join(f"`{e.producer}.{e.facet}`" for e in resolution.edges)
+        found.append(
+            diag.make(
+                "wiring_mentioned",
+                f"need {label} of `{sub}` is wired only because its prose mentions the "
+                f"producer ({resolution.evidence}); write {explicit} to make it explicit",
+                span,
+            )
+        )
+    return found
+
+
+def need_label(need: Need) -> str:
+    """How diagnostics and `prosec explain` name a need."""
+    if need.name:
+        return f"`{need.name}`"
+    text = " ".join(need.text.split())
+    return f'"{text[:48]}…"' if len(text) > 48 else f'"{text}"'
+
+
+def find_need(reference: str, needs: Sequence[Need]) -> int | None:
+    """A pin's `need`: `#N`, the need's name, or a unique piece of its text (1-based)."""
+    reference = reference.strip()
+    if reference.startswith("#") and reference[1:].isdigit():
+        number = int(reference[1:])
+        return number if 1 <= number <= len(needs) else None
+    for position, need in enumerate(needs, start=1):
+        if need.name and (need.name == reference or key(need.name) == key(reference)):
+            return position
+    lowered = reference.lower()
+    hits = [i for i, need in enumerate(needs, start=1) if lowered in need.text.lower()]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _pins(
+    config: Config, index: ProducerIndex
+) -> tuple[dict[tuple[str, int], list[WiringPin]], list[Diagnostic]]:
+    result: dict[tuple[str, int], list[WiringPin]] = {}
+    found: list[Diagnostic] = []
+    for pin in config.pins:
+        problem, subscriber, position, producer = _check_pin(pin, index)
+        if problem is not None:
+            found.append(diag.make("pin_stale", problem, _pin_span(config, pin)))
+            continue
+        assert subscriber is not None and position is not None and producer is not None
+        pinned = replace(pin, subscriber=subscriber, producer=producer)
+        result.setdefault((subscriber, position), []).append(pinned)
+    return result, found
+
+
+def _check_pin(
+    pin: WiringPin, index: ProducerIndex
+) -> tuple[str | None, str | None, int | None, str | None]:
+    where = f"pin {pin.subscriber} / {pin.need!r} → {pin.producer}.{pin.facet}"
+    subscriber = index.node(pin.subscriber)
+    if subscriber is None:
+        return f"{where}: no node `{pin.subscriber}` in this project", None, None, None
+    needs = index.producers[subscriber].contract.needs
+    position = find_need(pin.need, needs)
+    if position is None:
+        listed = ", ".join(need_label(n) for n in needs) or "none"
+        return (
+            f"{where}: `{subscriber}` has no single need {pin.need!r} ({listed})",
+            None,
+            None,
+            None,
+        )
+    producer = index.node(pin.producer)
+    if producer is None:
+        return f"{where}: no node `{pin.producer}` in this project", None, None, None
+    if not index.producers[producer].emits(pin.facet):
+        facets = ", ".join(("@atomic", *index.producers[producer].facets))
+        return f"{where}: `{producer}` emits no facet `{pin.facet}` ({facets})", None, None, None
+    return None, subscriber, position, producer
+
+
+def _pin_span(config: Config, pin: WiringPin) -> Span:
+    path = config.path.name if config.path is not None else "prose.toml"
+    return Span(path=path, line=pin.line, column=1, end_line=pin.line, end_column=15)

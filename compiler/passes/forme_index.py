@@ -1,0 +1,163 @@
+"""Forme's lookup tables over the project's nodes: names, facets, items, titles, emits."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .. import diagnostics as diag
+from ..diagnostics import Diagnostic
+from ..ir import ATOMIC_FACET, NODE_KINDS, Contract, Item, Project, Span
+from .forme_text import STOPWORDS, WordIndex, family, is_family_pattern, key, words
+
+_TITLE_TAIL = re.compile(r"\s*(?:\(|\[|—|–| - ).*$")
+_CAMEL_NAME = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Producer:
+    """A topology node seen as a producer: its facets in declaration order."""
+
+    name: str
+    contract: Contract
+    facets: tuple[str, ...]
+
+    def emits(self, facet: str) -> bool:
+        return facet == ATOMIC_FACET or facet in self.facets
+
+    def facet_named(self, text: str) -> tuple[str, ...]:
+        """This producer's facets that `text` names: exactly, by key, or as a family."""
+        text = text.strip().lstrip("#").strip()
+        if text in self.facets or text == ATOMIC_FACET:
+            return (text,)
+        wanted = key(text)
+        exact = tuple(f for f in self.facets if key(f) == wanted)
+        if exact:
+            return exact
+        prefix = family(text) if is_family_pattern(text) else wanted
+        return tuple(f for f in self.facets if family(f) == prefix)
+
+
+@dataclass(frozen=True, slots=True)
+class EmitsEntry:
+    """One `### Emits` line of a gateway that names a node it wakes."""
+
+    gateway: str
+    subscriber: str
+    evidence: str
+    span: Span
+
+
+class ProducerIndex:
+    """Every lookup the ladder needs, built once per project."""
+
+    def __init__(self, nodes: list[Contract]) -> None:
+        self.producers: dict[str, Producer] = {}
+        for contract in nodes:
+            if contract.name and contract.name not in self.producers:
+                facets = tuple(dict.fromkeys(f.name for f in contract.facets if f.name))
+                self.producers[contract.name] = Producer(contract.name, contract, facets)
+        self.by_lower = {name.lower(): name for name in self.producers}
+        self.name_keys: dict[str, set[str]] = defaultdict(set)
+        self.facet_keys: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self.families: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self.item_keys: dict[str, set[str]] = defaultdict(set)
+        self.titles: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        self.postings: dict[str, set[str]] = defaultdict(set)
+        forms: list[tuple[str, tuple[str, ...]]] = []
+        for name, producer in self.producers.items():
+            self._add(name, producer, forms)
+        self.words = WordIndex(forms)
+
+    def _add(self, name: str, producer: Producer, forms: list[tuple[str, tuple[str, ...]]]) -> None:
+        contract = producer.contract
+        self.name_keys[key(name)].add(name)
+        vocabulary = set(words(name))
+        forms.append((name, words(name)))
+        for facet in producer.facets:
+            self.facet_keys[key(facet)].add((name, facet))
+            prefix = family(facet)
+            if prefix:
+                self.families[prefix].add((name, facet))
+            vocabulary.update(words(facet))
+        maintains = contract.section("maintains")
+        for item in maintains.body.items if maintains else ():
+            if item.name:
+                self.item_keys[key(item.name)].add(name)
+                vocabulary.update(words(item.name))
+        if contract.title:
+            for title in {contract.title, _TITLE_TAIL.sub("", contract.title)}:
+                title_words = words(title)
+                if title_words:
+                    self.titles[title_words].add(name)
+                    forms.append((name, title_words))
+                    vocabulary.update(title_words)
+        for word in vocabulary:
+            if len(word) > 2 and word not in STOPWORDS:
+                self.postings[word].add(name)
+
+    def node(self, text: str) -> str | None:
+        """The node a backticked token names exactly (case-insensitively)."""
+        return self.by_lower.get(text.strip().lower())
+
+    def reference(self, text: str) -> str | None:
+        """The node a backticked token names: its name, or its world-model name
+        written in CamelCase (`AlertState` for `alert-state`)."""
+        node = self.node(text)
+        if node is None and _CAMEL_NAME.match(text.strip()):
+            hits = self.name_keys.get(key(text), set())
+            if len(hits) == 1:
+                node = next(iter(hits))
+        return node
+
+    def closest(self, text: str, exclude: str, limit: int = 3) -> tuple[str, ...]:
+        """Nearest producers by shared words (a "did you mean" list), best first."""
+        scores: Counter[str] = Counter()
+        for word in set(words(text)):
+            if len(word) > 2 and word not in STOPWORDS:
+                for name in self.postings.get(word, ()):
+                    if name != exclude:
+                        scores[name] += 1
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        return tuple(name for name, _ in ranked[:limit])
+
+
+def node_contracts(project: Project) -> list[Contract]:
+    """Responsibilities and gateways (expanded pattern instances included), by name."""
+    return sorted(
+        (c for c in project.contracts if c.kind in NODE_KINDS and c.name),
+        key=lambda c: (c.name, c.path, c.span.line),
+    )
+
+
+def emits_entries(index: ProducerIndex) -> tuple[list[EmitsEntry], list[Diagnostic]]:
+    """Every `### Emits` line that names a node; lines naming no node warn."""
+    entries: list[EmitsEntry] = []
+    found: list[Diagnostic] = []
+    for name, producer in sorted(index.producers.items()):
+        for section in producer.contract.sections_named("emits"):
+            for target, evidence, span in _emits_targets(section.body.items):
+                node = index.node(target.split(".", 1)[0])
+                if node is None:
+                    found.append(
+                        diag.make(
+                            "emits_unknown",
+                            f"`### Emits` of `{name}` names `{target}`, which is no node in "
+                            "this project; name a responsibility to wake",
+                            span,
+                        )
+                    )
+                elif node != name:
+                    entries.append(EmitsEntry(name, node, evidence, span))
+    return entries, found
+
+
+def _emits_targets(items: tuple[Item, ...]) -> Iterator[tuple[str, str, Span]]:
+    """Named items and one-word bullets are targets; sentences are commentary."""
+    for item in items:
+        target = item.name or item.text.strip().strip("`")
+        target = target.strip().strip("`").rstrip(".,;:")
+        if target and " " not in target:
+            yield target, f"### Emits: {item.text}", item.span

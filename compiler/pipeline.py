@@ -1,0 +1,277 @@
+"""The compile pipeline: PIPELINE (passes and gates) and the driver `compile_project`."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from . import diagnostics as diag
+from .config import Config
+from .diagnostics import Diagnostic
+from .discover import discover
+from .host import Host
+from .ir import Project, SourceFile, Span, Topology
+from .lint import apply_policy, check_project, parse_texts, read_source
+from .lowered import CanonicalizerSpec, Validator
+from .passes import canonicalize, fingerprint, forme, patterns, postconditions, tools
+from .passes.tools import HostCheck
+
+Progress = Callable[[str, int, int], None]
+
+
+class ParseCache(Protocol):
+    """What the driver needs from a parse cache (see `prosec.compiler.cache`)."""
+
+    def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None: ...
+
+    def put(self, path: str, digest: str, source: SourceFile, found: list[Diagnostic]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unit:
+    """Everything a compile knows so far; each pass returns a new one."""
+
+    project: Project
+    config: Config
+    host: Host | None = None
+    topology: Topology | None = None
+    specs: Mapping[str, CanonicalizerSpec] = field(default_factory=dict)
+    validators: Mapping[str, Validator] = field(default_factory=dict)
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
+    host_checks: tuple[HostCheck, ...] = ()
+    intent: dict[str, Any] | None = None
+    problems: tuple[str, ...] = ()  # the emitted intent's validation problems (a bug)
+    validated: bool = False  # the intent passed schema and semantic validation
+    diagnostics: tuple[Diagnostic, ...] = ()  # every finding so far, after policy
+
+
+PassFn = Callable[[Unit], tuple[Unit, list[Diagnostic]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    name: str
+    run: PassFn
+    gate: bool = False  # a gate runs nothing; it stops the pipeline when errors exist
+
+
+def _check(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    return unit, check_project(unit.project)
+
+
+def _tools(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    if unit.host is None or unit.config.offline_tools:
+        return unit, []
+    found, checks = tools.run(unit.project, unit.host)
+    return replace(unit, host_checks=checks), found
+
+
+def _patterns(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    project, found = patterns.run(unit.project)
+    return replace(unit, project=project), found
+
+
+def _forme(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    topology, found = forme.run(unit.project, unit.config)
+    return replace(unit, topology=topology), found
+
+
+def _canonicalize(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    assert unit.topology is not None
+    specs, found = canonicalize.run(unit.topology)
+    return replace(unit, specs=specs), found
+
+
+def _postconditions(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    assert unit.topology is not None
+    return replace(unit, validators=postconditions.run(unit.topology)), []
+
+
+def _fingerprint(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    assert unit.topology is not None
+    return replace(unit, fingerprints=fingerprint.run(unit.topology)), []
+
+
+def _emit(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    from .codegen import intent
+
+    assert unit.topology is not None
+    document = intent.emit(
+        unit.project,
+        unit.topology,
+        unit.specs,
+        unit.validators,
+        unit.fingerprints,
+        unit.diagnostics,
+    )
+    return replace(unit, intent=document), []
+
+
+def _validate(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    """A generated intent that breaks its own schema is a prosec bug, never written."""
+    from .codegen.validate import validate
+
+    found = tuple(str(p) for p in validate(unit.intent))
+    if not found:
+        return replace(unit, validated=True), []
+    origin = unit.project.files[0].path if unit.project.files else "<project>"
+    return replace(unit, problems=found), [
+        diag.make(
+            "internal_error",
+            f"prosec emitted an invalid compiled intent ({found[0]}); please report it",
+            Span(path=origin, line=1, column=1, end_line=1, end_column=1),
+        )
+    ]
+
+
+PIPELINE: tuple[Pass, ...] = (
+    Pass("check", _check),
+    Pass("tools", _tools),
+    Pass("patterns", _patterns),
+    Pass("forme", _forme),
+    Pass("canonicalize", _canonicalize),
+    Pass("postconditions", _postconditions),
+    Pass("fingerprint", _fingerprint),
+    Pass("emit", _emit),
+    Pass("errors", lambda unit: (unit, []), gate=True),
+    Pass("validate", _validate),
+)
+
+
+def run_pipeline(unit: Unit, progress: Progress | None = None) -> Unit:
+    """Run every pass in order; a gate stops the run once any error is known."""
+    for index, step in enumerate(PIPELINE):
+        if progress is not None:
+            progress(step.name, index, len(PIPELINE))
+        if step.gate:
+            cyclic = unit.topology is not None and not unit.topology.acyclic
+            if diag.has_errors(unit.diagnostics) or cyclic:
+                break
+            continue
+        try:
+            unit, found = step.run(unit)
+        except Exception as exc:  # a bug in a pass: report it, never a traceback
+            found = [_internal(unit.project, step.name, exc)]
+            unit = replace(unit, diagnostics=(*unit.diagnostics, *found))
+            break
+        policed = apply_policy(found, unit.config)
+        unit = replace(
+            unit, diagnostics=tuple(sorted({*unit.diagnostics, *policed}, key=Diagnostic.sort_key))
+        )
+    return unit
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompileResult:
+    """The outcome of one compile: the intent (even when errors keep it from disk)."""
+
+    unit: Unit
+    files: int
+    reparsed: int
+
+    @property
+    def intent(self) -> dict[str, Any] | None:
+        return self.unit.intent
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return self.unit.diagnostics
+
+    @property
+    def has_errors(self) -> bool:
+        return diag.has_errors(self.unit.diagnostics)
+
+    @property
+    def writable(self) -> bool:
+        """No error, an acyclic topology, and an intent that passed validation."""
+        return self.unit.validated and not self.has_errors
+
+    @property
+    def internal(self) -> bool:
+        return any(d.code == "internal_error" for d in self.unit.diagnostics)
+
+
+def source_root(root: Path, config: Config) -> Path:
+    """`[build] source`, else `ROOT/src` when it exists, else ROOT itself."""
+    if config.source:
+        return root / config.source
+    return root / "src" if (root / "src").is_dir() else root
+
+
+def compile_project(
+    root: Path,
+    config: Config,
+    *,
+    host: Host | None = None,
+    cache: ParseCache | None = None,
+    progress: Progress | None = None,
+) -> CompileResult:
+    """Discover, read, parse (reusing cached files) and run PIPELINE for one project."""
+    texts, unreadable = read_sources(root, config)
+    return compile_texts(texts, config, host=host, cache=cache, progress=progress, extra=unreadable)
+
+
+def read_sources(root: Path, config: Config) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    """(display path, text) of every source, and a diagnostic per unreadable file."""
+    texts: list[tuple[str, str]] = []
+    unreadable: list[Diagnostic] = []
+    for ref in discover([source_root(root, config)], root):
+        text, problem = read_source(ref)
+        if problem is not None:
+            unreadable.append(problem)
+        elif text is not None:
+            texts.append((ref.display, text))
+    return texts, unreadable
+
+
+def compile_texts(
+    texts: Sequence[tuple[str, str]],
+    config: Config,
+    *,
+    host: Host | None = None,
+    cache: ParseCache | None = None,
+    progress: Progress | None = None,
+    extra: Sequence[Diagnostic] = (),
+) -> CompileResult:
+    """Compile (display path, text) pairs: no discovery and no I/O except host lookups."""
+    project, found, reparsed = _parse(texts, cache)
+    unit = Unit(
+        project=project,
+        config=config,
+        host=host,
+        diagnostics=tuple(apply_policy([*extra, *found], config)),
+    )
+    return CompileResult(unit=run_pipeline(unit, progress), files=len(texts), reparsed=reparsed)
+
+
+def _parse(
+    texts: Sequence[tuple[str, str]], cache: ParseCache | None
+) -> tuple[Project, list[Diagnostic], int]:
+    reused: dict[str, tuple[SourceFile, list[Diagnostic]]] = {}
+    digests = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in texts}
+    if cache is not None:
+        for path, _ in texts:
+            hit = cache.get(path, digests[path])
+            if hit is not None:
+                reused[path] = hit
+    fresh = [(path, text) for path, text in texts if path not in reused]
+    project, found = parse_texts(fresh)
+    if cache is not None:
+        for source in project.files:
+            own = [d for d in found if d.span.path == source.path]
+            cache.put(source.path, digests[source.path], source, own)
+    files = sorted([*project.files, *(hit[0] for hit in reused.values())], key=lambda f: f.path)
+    found += [d for hit in reused.values() for d in hit[1]]
+    return Project(files=tuple(files)), found, len(fresh)
+
+
+def _internal(project: Project, name: str, exc: BaseException) -> Diagnostic:
+    origin = project.files[0].path if project.files else "<project>"
+    return diag.make(
+        "internal_error",
+        f"prosec failed in the {name} pass ({type(exc).__name__}: {exc}); please report it",
+        Span(path=origin, line=1, column=1, end_line=1, end_column=1),
+    )

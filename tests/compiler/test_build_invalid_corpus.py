@@ -1,0 +1,49 @@
+"""corpus/invalid/<code>/ for the build's codes: each program builds with exactly its code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from prosec.compiler import config
+from prosec.compiler.diagnostics import CODES
+from prosec.compiler.host import SystemHost
+from prosec.compiler.pipeline import compile_project
+
+from ..conftest import CORPUS
+
+BUILD_CODES = (
+    "wiring_ambiguous",
+    "wiring_unsatisfied",
+    "wiring_mentioned",
+    "wiring_self",
+    "wiring_cycle",
+    "emits_unknown",
+    "pin_stale",
+    "facet_not_emitted",
+    "pattern_unknown",
+    "pattern_slot_unbound",
+    "pattern_slot_unknown",
+    "pattern_config_unknown",
+    "clause_unlowered",
+    "structured_backing_missing",
+    "canonicalizer_invalid",
+)
+
+
+@pytest.mark.parametrize("code", BUILD_CODES)
+def test_example_builds_with_exactly_its_code(code: str) -> None:
+    assert code in CODES
+    root: Path = CORPUS / "invalid" / code
+    result = compile_project(root, config.load(root).with_overrides(offline_tools=True))
+    assert {d.code for d in result.diagnostics} == {code}
+    for diagnostic in result.diagnostics:
+        assert (root / diagnostic.span.path).is_file()
+
+
+@pytest.mark.parametrize("code", ["tool_unresolved", "skill_unresolved"])
+def test_host_lookup_examples(code: str, tmp_path: Path) -> None:
+    root = CORPUS / "invalid" / code
+    host = SystemHost(root=root, path_env=str(tmp_path), home=tmp_path)
+    result = compile_project(root, config.load(root), host=host)
+    assert {d.code for d in result.diagnostics} == {code}
