@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 TYPES := $(VENV)/typecheck
 
-.PHONY: test demo bench lint typecheck clean
+.PHONY: test demo bench lint typecheck grammar clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ test: lint typecheck
 
 demo: $(STAMP)
 	./corpus/demo.sh
+
+# Regenerate the shipped ProseScript parse table after editing compiler/parse/prosescript.lark
+# (a test fails while it is stale; prosec still works, building the table at start-up).
+grammar: $(STAMP)
+	$(BIN)/python -c "from prosec.compiler.parse.prosescript import write_table; write_table()"
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest tests/benchmarks -q -s

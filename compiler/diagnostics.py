@@ -86,12 +86,16 @@ CODES: dict[str, CodeInfo] = {
     "section_wrong_kind": CodeInfo(WARN, "a section that does not apply to this kind"),
     "section_unknown": CodeInfo(INFO, "a `###` section OpenProse does not define (kept as text)"),
     "section_duplicate": CodeInfo(WARN, "the same `###` section appears twice in one contract"),
+    "section_outside_maintains": CodeInfo(
+        WARN, "`### Facets` or `### Postconditions` written as a block of its own"
+    ),
     "maintains_missing": CodeInfo(ERR, "a responsibility or gateway has no `### Maintains`"),
     "returns_missing": CodeInfo(WARN, "a function has no `### Returns`"),
     "gateway_not_external": CodeInfo(ERR, "a gateway's continuity is not external-driven"),
     "facet_duplicate": CodeInfo(ERR, "two `####` facets of one `### Maintains` share a name"),
     "facet_reserved": CodeInfo(ERR, "a facet uses a reserved name such as `@atomic`"),
     "continuity_unclear": CodeInfo(WARN, "`### Continuity` does not say input, self or external"),
+    "cadence_missing": CodeInfo(INFO, "a self-driven `### Continuity` states no cadence"),
     "fence_unterminated": CodeInfo(ERR, "a code fence is never closed"),
     "yaml_invalid": CodeInfo(ERR, "a fenced ```yaml block is not valid YAML"),
     # tools and skills (codes kept verbatim from the upstream compiler)
@@ -102,10 +106,42 @@ CODES: dict[str, CodeInfo] = {
     "skill_unresolved": CodeInfo(ERR, "a declared skill is not installed in any search path"),
     # ProseScript
     "prosescript_syntax": CodeInfo(ERR, "a ```prose fence does not parse as ProseScript"),
-    "prosescript_undefined_name": CodeInfo(WARN, "ProseScript reads a name that is never bound"),
-    "prosescript_unknown_call": CodeInfo(WARN, "`call` names no function, `use` alias or slot"),
+    # errors, as prosescript.md says: on the upstream corpus neither produced a false positive
+    "prosescript_undefined_name": CodeInfo(ERR, "ProseScript reads a name that is never bound"),
+    "prosescript_unknown_call": CodeInfo(ERR, "`call` names no function, `use` alias or slot"),
     "prosescript_unbounded_loop": CodeInfo(WARN, "an open `loop` has no `(max: N)` bound"),
     "prosescript_legacy_io": CodeInfo(ERR, "legacy `input`/`output` declarations in ProseScript"),
+    "prosescript_unbounded_for_each": CodeInfo(ERR, "`loop for each` has no `(max: N)` bound"),
+    "prosescript_count_invalid": CodeInfo(
+        ERR, "a repeat count, loop `max`, `count` or `retry` is not a positive integer"
+    ),
+    "prosescript_count_without_any": CodeInfo(ERR, 'a parallel `count` without the `"any"` join'),
+    "prosescript_parallel_modifier_invalid": CodeInfo(
+        ERR, "an unknown parallel join strategy, failure policy or modifier"
+    ),
+    "prosescript_try_without_handler": CodeInfo(ERR, "`try` has neither `catch` nor `finally`"),
+    "prosescript_throw_outside_catch": CodeInfo(ERR, "a bare `throw` outside any `catch`"),
+    "prosescript_duplicate_binding": CodeInfo(ERR, "a name is bound twice in the same scope"),
+    "prosescript_shadowed_binding": CodeInfo(
+        WARN, "a binding hides an outer binding of the script"
+    ),
+    "prosescript_immutable_reassigned": CodeInfo(
+        ERR, "a `const`, loop, catch or block-parameter name is reassigned"
+    ),
+    "prosescript_assign_undeclared": CodeInfo(ERR, "`name = …` before any `let name`"),
+    "prosescript_duplicate_definition": CodeInfo(
+        ERR, "two agents, blocks or `use` aliases share a name"
+    ),
+    "prosescript_duplicate_property": CodeInfo(ERR, "a property block repeats a key"),
+    "prosescript_duplicate_option": CodeInfo(WARN, "a `choice` offers the same option label twice"),
+    "prosescript_block_arity": CodeInfo(ERR, "`do block(…)` passes the wrong number of arguments"),
+    "prosescript_backoff_invalid": CodeInfo(ERR, "`backoff` is not none, linear or exponential"),
+    "prosescript_backoff_without_retry": CodeInfo(WARN, "`backoff` without `retry`"),
+    "prosescript_resume_not_persistent": CodeInfo(
+        ERR, "`resume:` names an agent without `persist`"
+    ),
+    "prosescript_use_after_statement": CodeInfo(ERR, "`use` after an executable statement"),
+    "prosescript_bad_escape": CodeInfo(ERR, "a string uses an unknown `\\` escape"),
     "execution_unfenced": CodeInfo(INFO, "`### Execution` is written as unfenced pseudocode"),
     # build: Forme wiring
     "wiring_ambiguous": CodeInfo(

@@ -90,7 +90,7 @@ class _GitIgnore:
         if patterns:
             import pathspec
 
-            self.spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+            self.spec = pathspec.PathSpec.from_lines("gitignore", patterns)
 
     @classmethod
     def for_root(cls, root: Path) -> _GitIgnore:

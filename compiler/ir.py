@@ -226,6 +226,7 @@ class SourceFile:
     contracts: tuple[Contract, ...]
     has_frontmatter: bool
     frontmatter_span: Span | None = None
+    frontmatter_error: bool = False  # the block is not valid YAML or not a mapping
     fences: tuple[Fence, ...] = ()  # every fence in the file, in order
 
 

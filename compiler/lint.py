@@ -34,6 +34,11 @@ def read_source(ref: SourceRef) -> tuple[str | None, Diagnostic | None]:
         return None, diag.make(
             "file_unreadable", f"cannot read file: {exc.strerror}", _origin(ref.display)
         )
+    return decode_source(data, ref.display)
+
+
+def decode_source(data: bytes, display: str) -> tuple[str | None, Diagnostic | None]:
+    """UTF-8 (an optional BOM dropped) with line endings normalized to `\\n`."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -41,7 +46,7 @@ def read_source(ref: SourceRef) -> tuple[str | None, Diagnostic | None]:
         return None, diag.make(
             "file_unreadable",
             f"file is not UTF-8 (invalid byte 0x{data[exc.start]:02x} at offset {exc.start})",
-            Span(path=ref.display, line=line, column=1, end_line=line, end_column=1),
+            Span(path=display, line=line, column=1, end_line=line, end_column=1),
         )
     return text.replace("\r\n", "\n").replace("\r", "\n"), None
 

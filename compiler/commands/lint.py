@@ -61,7 +61,7 @@ def lint(
       prosec lint --select id_missing,section_retired --strict src/
 
     Exit status: 0 when no error is reported, 1 when any is, 2 for a usage or
-    I/O problem.
+    I/O problem, 3 when prosec hit a bug (an internal_error diagnostic).
     """
     targets = list(paths) or [Path(".")]
     config = load_config(targets[0]).with_overrides(select=select, ignore=ignore, strict=strict)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-try:  # the C loader is several times faster; fall back when libyaml is absent
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+# `key: value` lines whose value YAML would certainly read as this same string or int;
+# anything else (quotes, flow or block values, comments, booleans, dates, floats …)
+# goes to PyYAML. Most frontmatter is only such lines, and importing PyYAML costs more
+# than a whole `prosec lint FILE` may take.
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+([^\n]*?))?[ ]*")
+_SIMPLE_STRING = re.compile(r"[A-Za-z_/][A-Za-z0-9_./@ -]*")
+_SIMPLE_INT = re.compile(r"0|[1-9][0-9]*")
+_SIMPLE_TOKEN = re.compile(r"[0-9][A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*")  # e.g. an `id:`
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +50,41 @@ def find_frontmatter(lines: list[str]) -> FrontmatterBlock | None:
 
 def load_yaml(content: str, first_line: int) -> YamlResult:
     """Safely load one YAML document whose first line sits at `first_line` of the file."""
-    loader = _Loader(content)
+    simple = simple_mapping(content, first_line)
+    if simple is not None:
+        return simple
+    return _load_with_pyyaml(content, first_line)
+
+
+def simple_mapping(content: str, first_line: int) -> YamlResult | None:
+    """The value of a flat `key: word` mapping without PyYAML, or None when unsure."""
+    value: dict[str, Any] = {}
+    key_lines: dict[str, tuple[int, int]] = {}
+    for offset, line in enumerate(content.split("\n")):
+        if not line.strip():
+            continue
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None:
+            return None
+        raw = match.group(2)
+        if raw is None or raw.endswith(" ") or raw.lower() in _YAML_WORDS:
+            return None
+        if _SIMPLE_INT.fullmatch(raw):
+            value[match.group(1)] = int(raw)
+        elif (_SIMPLE_STRING.fullmatch(raw) and not raw.startswith("_")) or (
+            _SIMPLE_TOKEN.fullmatch(raw) and raw[:2].lower() not in ("0x", "0b", "0o")
+        ):
+            value[match.group(1)] = raw
+        else:
+            return None
+        key_lines.setdefault(match.group(1), (first_line + offset, 1))
+    return YamlResult(value or None, key_lines)
+
+
+def _load_with_pyyaml(content: str, first_line: int) -> YamlResult:
+    import yaml  # lazily: see _SIMPLE_LINE
+
+    loader = _loader_class()(content)
     try:
         node = loader.get_single_node()
         value = loader.construct_document(node) if node is not None else None
@@ -67,3 +105,10 @@ def load_yaml(content: str, first_line: int) -> YamlResult:
                 mark = key_node.start_mark
                 key_lines.setdefault(str(key_node.value), (first_line + mark.line, mark.column + 1))
     return YamlResult(value, key_lines)
+
+
+def _loader_class() -> Any:
+    import yaml
+
+    # the C loader is several times faster; fall back when libyaml is absent
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -19,6 +19,10 @@ _CLAUSE = re.compile(
     r"^(immaterial|material|postconditions?|freshness)\b([^:]{0,40}):\s*(.*)$",
     re.IGNORECASE | re.DOTALL,
 )
+_PSEUDO_HEADING = re.compile(r"^(?:\*\*|__)([^*_].*?)(?:\*\*|__)\s*:?$")
+_CLAUSE_HEADING = re.compile(
+    r"^(immaterial|material|postconditions?|freshness)(?: fields?| rules?)?$", re.IGNORECASE
+)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*_(])")
 _RUN_TYPE = re.compile(r"^(run\[\]|run)(?=$|[\s—–,:;.-])")
 _NONE_MARKERS = frozenset({"(none)", "none", "none.", "(none.)", "n/a", "—", "-"})
@@ -106,6 +110,20 @@ def sentence_clauses(text: str, span: Span) -> list[Clause]:
                 )
             )
     return clauses
+
+
+def pseudo_heading(text: str) -> str | None:
+    """`**Register fields**` or `**Postconditions**:` alone in a paragraph → its title."""
+    match = _PSEUDO_HEADING.match(text.strip())
+    if match is None or "**" in match.group(1):
+        return None
+    return match.group(1).strip().rstrip(":").strip()
+
+
+def clause_heading(title: str) -> ClauseKind | None:
+    """The clause kind a pseudo-heading announces for the bullets under it, if any."""
+    match = _CLAUSE_HEADING.match(title.strip())
+    return _clause_kind(match.group(1)) if match else None
 
 
 def _clause_kind(word: str) -> ClauseKind:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import re
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -13,77 +12,39 @@ from markdown_it.token import Token
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..ir import (
-    Body,
     Clause,
-    Contract,
-    Facet,
+    ClauseKind,
     Fence,
     Item,
-    Need,
     PatternInstance,
-    Section,
     SourceFile,
     Span,
     Text,
 )
 from . import items as item_shapes
+from .builders import BodyBuilder, ContractBuilder, FacetBuilder, SectionBuilder, freeze_contract
 from .frontmatter import find_frontmatter, load_yaml
+from .lines import Lines
 
 
 @functools.cache
 def _markdown() -> MarkdownIt:
-    # commonmark + tables; html kept so inline HTML stays text rather than structure
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
+    # commonmark + tables; html kept so inline HTML stays text rather than structure.
+    # The core `inline` rule is off: most inlines (paragraphs) are only read as source
+    # text, so headings and list items are tokenized on demand by `inline_children`,
+    # which saves about a third of markdown-it's time on a typical contract.
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    md.core.ruler.disable(["inline", "text_join"])
+    return md
 
 
-@dataclass
-class _BodyBuilder:
-    paragraphs: list[Text] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)
-    clauses: list[Clause] = field(default_factory=list)
-    fences: list[Fence] = field(default_factory=list)
-    subheadings: list[Text] = field(default_factory=list)
-
-    def freeze(self) -> Body:
-        return Body(
-            paragraphs=tuple(self.paragraphs),
-            items=tuple(self.items),
-            clauses=tuple(self.clauses),
-            fences=tuple(self.fences),
-            subheadings=tuple(self.subheadings),
-        )
-
-
-@dataclass
-class _FacetBuilder:
-    name: str
-    heading: str
-    heading_span: Span
-    body: _BodyBuilder = field(default_factory=_BodyBuilder)
-    end_line: int = 0
-
-
-@dataclass
-class _SectionBuilder:
-    key: str
-    title: str
-    value: str
-    heading_span: Span
-    body: _BodyBuilder = field(default_factory=_BodyBuilder)
-    facets: list[_FacetBuilder] = field(default_factory=list)  # Maintains facets / Requires needs
-    end_line: int = 0
-
-
-@dataclass
-class _ContractBuilder:
-    start_line: int
-    name_span: Span
-    inline_name: str | None = None
-    title: str | None = None
-    preamble: _BodyBuilder = field(default_factory=_BodyBuilder)
-    sections: list[_SectionBuilder] = field(default_factory=list)
-    patterns: list[PatternInstance] = field(default_factory=list)
-    end_line: int = 0
+def inline_children(inline: Token) -> list[Token]:
+    """The inline tokens of an `inline` block token, tokenized on first use."""
+    if not inline.children and inline.content and not inline.meta.get("prosec_inline"):
+        md = _markdown()
+        inline.children = md.inline.parse(inline.content, md, {}, [])
+        inline.meta["prosec_inline"] = True
+    return inline.children or []
 
 
 class _Parser:
@@ -92,45 +53,11 @@ class _Parser:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.text = text
-        self.lines = text.split("\n")
+        self.at = Lines(path, text)
+        self.lines = self.at.lines
         self.diagnostics: list[Diagnostic] = []
         self.all_fences: list[Fence] = []
-
-    # -- spans -----------------------------------------------------------------------------
-
-    def line_text(self, line: int) -> str:
-        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-
-    def span(self, line: int, column: int, end_line: int, end_column: int) -> Span:
-        return Span(
-            path=self.path, line=line, column=column, end_line=end_line, end_column=end_column
-        )
-
-    def block_span(self, token_map: Sequence[int] | None) -> Span:
-        """The span of a block: first non-blank to last non-blank line of its map."""
-        if not token_map:
-            return self.span(1, 1, 1, 1)
-        start, end = token_map[0] + 1, max(token_map[1], token_map[0] + 1)
-        end = min(end, len(self.lines))
-        while end > start and not self.line_text(end).strip():
-            end -= 1
-        first = self.line_text(start)
-        column = len(first) - len(first.lstrip()) + 1
-        return self.span(start, column, end, len(self.line_text(end)) + 1)
-
-    def region_span(self, start: int, end: int) -> Span:
-        """A whole-lines span from `start` to the last non-blank line at or before `end`."""
-        end = max(min(end, len(self.lines)), start)
-        while end > start and not self.line_text(end).strip():
-            end -= 1
-        return self.span(start, 1, end, len(self.line_text(end)) + 1)
-
-    def find_in_line(self, line: int, needle: str, start_col: int = 1) -> Span | None:
-        text = self.line_text(line)
-        index = text.find(needle, max(start_col - 1, 0))
-        if index < 0:
-            return None
-        return self.span(line, index + 1, line, index + 1 + len(needle))
+        self.frontmatter_error = False
 
     # -- entry -----------------------------------------------------------------------------
 
@@ -145,17 +72,17 @@ class _Parser:
                 diag.make(
                     "frontmatter_missing",
                     "file has no YAML frontmatter; start it with `---`, `name:` and `kind:`",
-                    self.span(1, 1, 1, len(self.line_text(1)) + 1),
+                    self.at.span(1, 1, 1, len(self.at.line_text(1)) + 1),
                 )
             )
         else:
-            fm_span = self.region_span(1, block.end_line)
+            fm_span = self.at.region_span(1, block.end_line)
             if not block.closed:
                 self.diagnostics.append(
                     diag.make(
                         "frontmatter_unterminated",
                         "frontmatter opened with `---` on line 1 is never closed",
-                        self.span(1, 1, 1, 4),
+                        self.at.span(1, 1, 1, 4),
                     )
                 )
             frontmatter, fm_spans = self._load_frontmatter(block.content, block.first_line)
@@ -167,9 +94,11 @@ class _Parser:
             path=self.path,
             text=self.text,
             contracts=tuple(
-                self._freeze(c, i, frontmatter, fm_spans) for i, c in enumerate(contracts)
+                freeze_contract(self.at, c, i, frontmatter, fm_spans)
+                for i, c in enumerate(contracts)
             ),
             has_frontmatter=block is not None,
+            frontmatter_error=self.frontmatter_error,
             frontmatter_span=fm_span,
             fences=tuple(self.all_fences),
         )
@@ -184,9 +113,10 @@ class _Parser:
                 diag.make(
                     "frontmatter_invalid",
                     f"frontmatter is not valid YAML: {result.error}",
-                    self.span(line, result.error_column, line, len(self.line_text(line)) + 1),
+                    self.at.span(line, result.error_column, line, len(self.at.line_text(line)) + 1),
                 )
             )
+            self.frontmatter_error = True
             return {}, {}
         if result.value is None:
             return {}, {}
@@ -195,55 +125,54 @@ class _Parser:
                 diag.make(
                     "frontmatter_invalid",
                     f"frontmatter must be a YAML mapping of keys, not a {type(result.value).__name__}",
-                    self.span(first_line, 1, first_line, len(self.line_text(first_line)) + 1),
+                    self.at.span(first_line, 1, first_line, len(self.at.line_text(first_line)) + 1),
                 )
             )
+            self.frontmatter_error = True
             return {}, {}
         spans = {
-            key: self.span(line, col, line, len(self.line_text(line)) + 1)
+            key: self.at.span(line, col, line, len(self.at.line_text(line)) + 1)
             for key, (line, col) in result.key_lines.items()
         }
         return {str(k): v for k, v in result.value.items()}, spans
 
     # -- token walk ------------------------------------------------------------------------
 
-    def _walk(self, tokens: list[Token]) -> list[_ContractBuilder]:
-        file_contract = _ContractBuilder(start_line=1, name_span=self.span(1, 1, 1, 1))
+    def _walk(self, tokens: list[Token]) -> list[ContractBuilder]:
+        file_contract = ContractBuilder(start_line=1, name_span=self.at.span(1, 1, 1, 1))
         contracts = [file_contract]
         contract = file_contract
-        section: _SectionBuilder | None = None
-        facet: _FacetBuilder | None = None
+        section: SectionBuilder | None = None
+        facet: FacetBuilder | None = None
+        pseudo: ClauseKind | None = None  # `**Postconditions**:` makes the next list clauses
         index = 0
         while index < len(tokens):
             token = tokens[index]
             kind = token.type
+            lead, pseudo = pseudo, None  # a bold pseudo-heading governs the next block only
             if kind == "heading_open":
                 level = int(token.tag[1])
                 inline = tokens[index + 1]
                 heading = heading_text(inline)
-                span = self.block_span(token.map)
+                span = self.at.block_span(token.map)
                 line = span.line
                 if level == 2:
                     self._close(contract, section, facet, line - 1)
-                    contract = _ContractBuilder(
-                        start_line=line, name_span=span, inline_name=heading
-                    )
+                    contract = ContractBuilder(start_line=line, name_span=span, inline_name=heading)
                     contracts.append(contract)
                     section, facet = None, None
                 elif level == 3:
                     self._close(contract, section, facet, line - 1)
                     title, value = split_heading_value(heading)
-                    section = _SectionBuilder(
+                    section = SectionBuilder(
                         key=section_key(title), title=title, value=value, heading_span=span
                     )
                     contract.sections.append(section)
                     facet = None
-                elif (
-                    level == 4 and section is not None and section.key in ("maintains", "requires")
-                ):
+                elif level == 4 and section is not None and section.key in _FACET_SECTIONS:
                     if facet is not None:
                         facet.end_line = line - 1
-                    facet = _FacetBuilder(name=heading.strip(), heading=heading, heading_span=span)
+                    facet = FacetBuilder(name=heading.strip(), heading=heading, heading_span=span)
                     section.facets.append(facet)
                 elif (
                     level == 1
@@ -261,15 +190,21 @@ class _Parser:
             body = self._body(contract, section, facet)
             if kind == "paragraph_open":
                 inline = tokens[index + 1]
-                span = self.block_span(token.map)
+                span = self.at.block_span(token.map)
                 text = inline_text(inline)
                 body.paragraphs.append(Text(text=text, span=span))
-                if section is not None and section.key in item_shapes.CLAUSE_SECTIONS:
+                pseudo_title = item_shapes.pseudo_heading(text)
+                if pseudo_title is not None:
+                    body.subheadings.append(Text(text=pseudo_title, span=span))
+                    pseudo = item_shapes.clause_heading(pseudo_title)
+                elif section is not None and section.key in item_shapes.CLAUSE_SECTIONS:
                     body.clauses.extend(item_shapes.sentence_clauses(text, span))
                 index += 3
                 continue
             if kind in ("bullet_list_open", "ordered_list_open"):
-                index = self._list(tokens, index, body)
+                if lead is None and section is not None and section.key == "postconditions":
+                    lead = ClauseKind.POSTCONDITION  # a `### Postconditions` block lists them
+                index = self._list(tokens, index, body, lead)
                 continue
             if kind == "fence":
                 fence = self._fence(token)
@@ -283,7 +218,7 @@ class _Parser:
                 continue
             if kind in ("code_block", "html_block"):
                 body.paragraphs.append(
-                    Text(text=token.content.rstrip("\n"), span=self.block_span(token.map))
+                    Text(text=token.content.rstrip("\n"), span=self.at.block_span(token.map))
                 )
             index += 1
         self._close(contract, section, facet, len(self.lines))
@@ -291,8 +226,8 @@ class _Parser:
 
     @staticmethod
     def _body(
-        contract: _ContractBuilder, section: _SectionBuilder | None, facet: _FacetBuilder | None
-    ) -> _BodyBuilder:
+        contract: ContractBuilder, section: SectionBuilder | None, facet: FacetBuilder | None
+    ) -> BodyBuilder:
         if facet is not None:
             return facet.body
         if section is not None:
@@ -301,9 +236,9 @@ class _Parser:
 
     @staticmethod
     def _close(
-        contract: _ContractBuilder,
-        section: _SectionBuilder | None,
-        facet: _FacetBuilder | None,
+        contract: ContractBuilder,
+        section: SectionBuilder | None,
+        facet: FacetBuilder | None,
         end_line: int,
     ) -> None:
         if facet is not None:
@@ -312,11 +247,24 @@ class _Parser:
             section.end_line = end_line
         contract.end_line = end_line
 
-    def _list(self, tokens: list[Token], index: int, body: _BodyBuilder) -> int:
-        """Consume one list (from its open token); top-level items go to `body`."""
+    def _list(
+        self,
+        tokens: list[Token],
+        index: int,
+        body: BodyBuilder,
+        lead: ClauseKind | None = None,
+    ) -> int:
+        """Consume one list (from its open token); top-level items go to `body`.
+
+        Under a bold pseudo-heading such as `**Postconditions**:` (`lead`), every bullet
+        is a clause of that kind rather than a contract item."""
         items, index = self._list_items(tokens, index, body)
         for item in items:
             clause = item_shapes.bullet_clause(item)
+            if clause is None and lead is not None:
+                clause = Clause(
+                    kind=lead, text=item_shapes.flatten(item), span=item.span, bullet=True
+                )
             if clause is not None:
                 body.clauses.append(clause)
             else:
@@ -324,7 +272,7 @@ class _Parser:
         return index
 
     def _list_items(
-        self, tokens: list[Token], index: int, body: _BodyBuilder
+        self, tokens: list[Token], index: int, body: BodyBuilder
     ) -> tuple[list[Item], int]:
         open_token = tokens[index]
         close_type = open_token.type.replace("_open", "_close")
@@ -344,11 +292,11 @@ class _Parser:
         return result, index
 
     def _list_item(
-        self, tokens: list[Token], index: int, body: _BodyBuilder
+        self, tokens: list[Token], index: int, body: BodyBuilder
     ) -> tuple[Item | None, int]:
         open_token = tokens[index]
         level = open_token.level
-        span = self.block_span(open_token.map)
+        span = self.at.block_span(open_token.map)
         index += 1
         first: Token | None = None
         extra: list[str] = []
@@ -377,13 +325,15 @@ class _Parser:
                 index += 1
         if first is None:
             return None, index
-        shape = item_shapes.classify(first.content, first.children or [])
+        # only a leading code span needs inline tokens; other shapes read the source text
+        lead_tokens = inline_children(first) if first.content.lstrip().startswith("`") else []
+        shape = item_shapes.classify(first.content, lead_tokens)
         text = " ".join([inline_text(first), *extra]).strip()
         description = " ".join([shape.description, *extra]).strip()
         name_span = None
         if shape.name is not None:
             line = (first.map[0] + 1) if first.map else span.line
-            name_span = self.find_in_line(line, shape.name, span.column)
+            name_span = self.at.find_in_line(line, shape.name, span.column)
         return (
             Item(
                 name=shape.name,
@@ -397,7 +347,7 @@ class _Parser:
             index,
         )
 
-    def _text_container(self, tokens: list[Token], index: int, body: _BodyBuilder) -> int:
+    def _text_container(self, tokens: list[Token], index: int, body: BodyBuilder) -> int:
         """Blockquotes and tables are kept as prose: one Text with their inline content."""
         open_token = tokens[index]
         close_type = open_token.type.replace("_open", "_close")
@@ -414,11 +364,11 @@ class _Parser:
             elif token.type == "fence":
                 body.fences.append(self._fence(token))
             index += 1
-        body.paragraphs.append(Text(text="\n".join(parts), span=self.block_span(open_token.map)))
+        body.paragraphs.append(Text(text="\n".join(parts), span=self.at.block_span(open_token.map)))
         return index
 
     def _fence(self, token: Token) -> Fence:
-        span = self.block_span(token.map)
+        span = self.at.block_span(token.map)
         info = token.info.strip().split(maxsplit=1)[0].lower() if token.info.strip() else ""
         closed = self._fence_closed(token, span)
         if not closed:
@@ -427,8 +377,8 @@ class _Parser:
                     "fence_unterminated",
                     f"code fence opened with {token.markup} is never closed; "
                     "everything after it is swallowed as code",
-                    self.span(
-                        span.line, span.column, span.line, len(self.line_text(span.line)) + 1
+                    self.at.span(
+                        span.line, span.column, span.line, len(self.at.line_text(span.line)) + 1
                     ),
                 )
             )
@@ -445,7 +395,7 @@ class _Parser:
     def _fence_closed(self, token: Token, span: Span) -> bool:
         if span.end_line == span.line:
             return False
-        last = self.line_text(span.end_line).lstrip(" >\t")
+        last = self.at.line_text(span.end_line).lstrip(" >\t")
         marker = token.markup
         return last.startswith(marker) and not last.rstrip().strip(marker[0])
 
@@ -457,7 +407,7 @@ class _Parser:
                 diag.make(
                     "yaml_invalid",
                     f"fenced yaml block is not valid YAML: {result.error}",
-                    self.span(line, result.error_column, line, len(self.line_text(line)) + 1),
+                    self.at.span(line, result.error_column, line, len(self.at.line_text(line)) + 1),
                 )
             )
             return []
@@ -480,110 +430,14 @@ class _Parser:
             )
         return instances
 
-    # -- freezing --------------------------------------------------------------------------
-
-    def _freeze(
-        self,
-        builder: _ContractBuilder,
-        position: int,
-        frontmatter: dict[str, Any],
-        fm_spans: dict[str, Span],
-    ) -> Contract:
-        sections = tuple(self._freeze_section(s) for s in builder.sections)
-        span = self.region_span(builder.start_line, builder.end_line)
-        if position == 0:
-            name = _scalar(frontmatter.get("name")) or builder.title or _stem(self.path)
-            kind = _scalar(frontmatter.get("kind")) or "unknown"
-            name_span = fm_spans.get("name") or self.span(1, 1, 1, len(self.line_text(1)) + 1)
-            return Contract(
-                name=name,
-                kind=kind.strip(),
-                span=span,
-                name_span=name_span,
-                path=self.path,
-                title=builder.title,
-                id=_scalar(frontmatter.get("id")),
-                subject=_scalar(frontmatter.get("subject")),
-                version=_scalar(frontmatter.get("version")),
-                frontmatter=frontmatter,
-                frontmatter_spans=fm_spans,
-                preamble=builder.preamble.freeze(),
-                sections=sections,
-                pattern_instances=tuple(builder.patterns),
-            )
-        return Contract(
-            name=(builder.inline_name or "").strip(),
-            kind=infer_inline_kind(sections),
-            span=span,
-            name_span=builder.name_span,
-            path=self.path,
-            inline=True,
-            parent=_scalar(frontmatter.get("name")) or _stem(self.path),
-            preamble=builder.preamble.freeze(),
-            sections=sections,
-            pattern_instances=tuple(builder.patterns),
-        )
-
-    def _freeze_section(self, builder: _SectionBuilder) -> Section:
-        span = self.region_span(builder.heading_span.line, builder.end_line)
-        facets: tuple[Facet, ...] = ()
-        needs: tuple[Need, ...] = ()
-        if builder.key == "maintains":
-            facets = tuple(
-                Facet(
-                    name=f.name,
-                    heading=f.heading,
-                    span=self.region_span(f.heading_span.line, f.end_line),
-                    heading_span=f.heading_span,
-                    body=f.body.freeze(),
-                )
-                for f in builder.facets
-            )
-        elif builder.key == "requires":
-            needs = self._needs(builder)
-        return Section(
-            key=builder.key,
-            title=builder.title,
-            value=builder.value,
-            span=span,
-            heading_span=builder.heading_span,
-            body=builder.body.freeze(),
-            facets=facets,
-            needs=needs,
-        )
-
-    def _needs(self, builder: _SectionBuilder) -> tuple[Need, ...]:
-        needs: list[Need] = []
-        for item in builder.body.items:
-            needs.append(
-                Need(
-                    name=item.name,
-                    text=item_shapes.flatten(item),
-                    span=item.span,
-                    name_span=item.name_span,
-                    run_typed=item_shapes.run_type(item.description),
-                )
-            )
-        if not needs and not builder.facets:
-            for paragraph in builder.body.paragraphs:
-                if not item_shapes.is_none_marker(paragraph.text):
-                    needs.append(Need(name=None, text=paragraph.text, span=paragraph.span))
-        for facet in builder.facets:
-            body = facet.body.freeze()
-            needs.append(
-                Need(
-                    name=facet.name,
-                    text=" ".join(part for part in (facet.heading, body.text) if part),
-                    span=self.region_span(facet.heading_span.line, facet.end_line),
-                    name_span=facet.heading_span,
-                    facet_need=True,
-                )
-            )
-        return tuple(needs)
-
 
 def parse_source(path: str, text: str) -> tuple[SourceFile, list[Diagnostic]]:
-    """Parse one `.prose.md` file's text; `path` is the root-relative display path."""
+    """Parse one `.prose.md` file's text; `path` is the root-relative display path.
+
+    Line endings are normalized to `\\n` first (markdown-it counts a lone `\\r` as a line
+    break), so every span is relative to `SourceFile.text`."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     parser = _Parser(path, text)
     source = parser.parse()
     return source, parser.diagnostics
@@ -594,13 +448,18 @@ def parse_source(path: str, text: str) -> tuple[SourceFile, list[Diagnostic]]:
 
 def heading_text(inline: Token) -> str:
     """Plain text of a heading: code spans unwrapped, entities decoded by markdown-it."""
+    if not _INLINE_MARKUP.search(inline.content):
+        return " ".join(inline.content.split())
     parts = []
-    for child in inline.children or []:
+    for child in inline_children(inline):
         if child.type in ("text", "code_inline", "text_special", "html_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             parts.append(" ")
     return " ".join("".join(parts).split())
+
+
+_INLINE_MARKUP = re.compile(r"[`*_&<>\[\]!\\]")
 
 
 def inline_text(inline: Token) -> str:
@@ -621,39 +480,6 @@ def section_key(title: str) -> str:
     return " ".join(title.lower().split())
 
 
-_INLINE_KIND_MARKERS = (
-    ("gateway", ("receives", "emits", "payload", "schedule")),
-    ("responsibility", ("maintains", "requires", "continuity")),
-    ("function", ("parameters", "returns")),
-    ("pattern", ("slots", "delegation")),
-    ("test", ("fixtures", "expects")),
-)
-
-
-def infer_inline_kind(sections: tuple[Section, ...]) -> str:
-    """An inline `##` node has no frontmatter: its sections say what it is."""
-    keys = {s.key for s in sections}
-    if "continuity" in keys:
-        continuity = next(s for s in sections if s.key == "continuity")
-        if "external" in (continuity.value + continuity.body.text).lower() and (
-            keys & {"receives", "emits", "payload", "schedule"}
-        ):
-            return "gateway"
-    for kind, markers in _INLINE_KIND_MARKERS[1:]:
-        if keys & set(markers):
-            return kind
-    return "function"
-
-
-def _scalar(value: Any) -> str | None:
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    return str(value).strip() or None
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    for suffix in (".prose.md", ".md"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+# `####` under these sections are facets (Maintains, and a separate `### Facets` block
+# that authors write after it) or facet-needs (Requires)
+_FACET_SECTIONS = frozenset({"maintains", "requires", "facets"})

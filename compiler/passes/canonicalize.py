@@ -270,7 +270,8 @@ def _backing(
         if maintains is None:
             continue  # maintains_missing already says so
         part = next((f for f in maintains.facets if f.name == facet), None)
-        backed = _backed(part.body) if part else _atomic_backed(maintains)
+        others = {f.name for f in maintains.facets} | {"@atomic"}
+        backed = _backed(part.body, others) if part else _atomic_backed(maintains, others)
         if backed:
             continue
         who = ", ".join(f"`{s}`" for s in sorted(subs))
@@ -283,16 +284,17 @@ def _backing(
         )
 
 
-def _backed(body: Body) -> bool:
+def _backed(body: Body, facets: set[str]) -> bool:
+    """Named items, a fence, or a backticked field (a facet's name is no field)."""
     if body.fences or any(item.name for item in body.items):
         return True
     texts = [p.text for p in body.paragraphs] + [i.text for i in body.items]
     texts += [c.text for c in body.clauses]
-    return any(_fields(text) for text in texts)
+    return any(set(_fields(text)) - facets for text in texts)
 
 
-def _atomic_backed(maintains: Section) -> bool:
-    return _backed(maintains.body) or any(_backed(f.body) for f in maintains.facets)
+def _atomic_backed(maintains: Section, facets: set[str]) -> bool:
+    return _backed(maintains.body, facets) or any(_backed(f.body, facets) for f in maintains.facets)
 
 
 def _cross_check(

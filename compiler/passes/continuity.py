@@ -10,6 +10,7 @@ from ..diagnostics import Diagnostic
 from ..ir import Continuity, Contract, Project, Section, WakeSource
 
 _MODE = re.compile(r"\b(input|self|external)[- ]?driven\b", re.IGNORECASE)
+_SELF_MODE = re.compile(r"\bself[- ]?driven\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(not|never|no|nor|without)\b[^.;:]{0,24}$", re.IGNORECASE)
 # phrases that state a mode without the `-driven` keyword
 _EXTERNAL_HINTS = re.compile(
@@ -26,7 +27,17 @@ _INPUT_HINTS = re.compile(
     re.IGNORECASE,
 )
 
-_UNITS = {"m": "M", "min": "M", "minute": "M", "h": "H", "hour": "H", "d": "D", "day": "D"}
+_UNITS = {
+    "m": "M",
+    "min": "M",
+    "minute": "M",
+    "h": "H",
+    "hr": "H",
+    "hour": "H",
+    "d": "D",
+    "day": "D",
+}
+_PER_UNIT = {"hour": "PT1H", "day": "P1D", "week": "P1W", "month": "P1M"}
 _WORDS = {
     "one": 1,
     "two": 2,
@@ -42,8 +53,16 @@ _WORDS = {
     "a": 1,
     "an": 1,
 }
+_UNIT = r"(m|min|minutes?|h|hrs?|hours?|d|days?|weeks?|months?)"
+# "every 6h", "every two hours", "at least every 24h", "not stale for more than 15 minutes"
 _INTERVAL = re.compile(
-    r"\bevery\s+(\d+|" + "|".join(_WORDS) + r")\s*(m|min|minutes?|h|hours?|d|days?|weeks?)\b",
+    r"\b(?:every|more than|longer than|within)\s+(\d+|" + "|".join(_WORDS) + r")\s*"
+    r"(?:business\s+|working\s+|calendar\s+)?" + _UNIT + r"\b",
+    re.IGNORECASE,
+)
+# "once per business day", "once a week", "each month"
+_PER = re.compile(
+    r"\b(?:once\s+)?(?:per|a|each)\s+(?:business\s+|working\s+)?(hour|day|week|month)\b",
     re.IGNORECASE,
 )
 _PERIODIC = {
@@ -55,10 +74,12 @@ _PERIODIC = {
     "every hour": "PT1H",
     "every week": "P1W",
     "every night": "P1D",
+    "monthly": "P1M",
+    "every month": "P1M",
 }
 _DAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _CALENDAR = re.compile(
-    r"\bevery\s+(weekday|" + "|".join(_DAYS) + r")\b(?:[^.]*?\bat\s+(\d{1,2}):(\d{2}))?",
+    r"\bevery\s+(day|weekday|" + "|".join(_DAYS) + r")\b(?:[^.]*?\bat\s+(\d{1,2}):(\d{2}))?",
     re.IGNORECASE,
 )
 _CRON = re.compile(r"(?<![\w*/-])((?:[\d*/,-]+\s+){4}[\d*/,A-Za-z-]+)(?![\w*/-])")
@@ -79,18 +100,18 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
 
 
 def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
+    """One contract's wake source and cadence; the default is documented, never silent."""
     default = WakeSource.EXTERNAL if contract.kind == "gateway" else WakeSource.INPUT
     sections = contract.sections_named("continuity")
     if not sections:
-        return Continuity(wake_source=default, cadence=_schedule(contract)), []
+        cadence, cadence_text = parse_cadence(_schedule_text(contract))
+        continuity = Continuity(wake_source=default, cadence=cadence, cadence_text=cadence_text)
+        return continuity, _unclear_schedule(contract, cadence)
     section = sections[0]
     text = _section_text(section)
     modes = _declared_modes(text)
     if not modes:
         modes = _hinted_modes(text)
-    cadence, cadence_text = parse_cadence(text)
-    if cadence is None:
-        cadence, cadence_text = parse_cadence(_schedule_text(contract))
     found: list[Diagnostic] = []
     if not modes:
         found.append(
@@ -108,16 +129,46 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
         wake = WakeSource.SELF
     else:
         wake = WakeSource.INPUT
+    cadence, cadence_text = None, None
+    if wake is not WakeSource.INPUT:
+        # a cadence is read from the self-driven statements when there are any, so an
+        # input-driven bullet's "within one business day" is not taken for a clock
+        cadence, cadence_text = parse_cadence(_self_text(section) or text)
+        if cadence is None:
+            cadence, cadence_text = parse_cadence(_schedule_text(contract))
+    if wake is WakeSource.EXTERNAL:
+        found.extend(_unclear_schedule(contract, cadence))
+    elif wake is WakeSource.SELF and cadence is None:
+        found.append(
+            diag.make(
+                "cadence_missing",
+                f"`{contract.name}` is self-driven but states no cadence the runtime can keep; "
+                "say `every 6h`, `daily`, `weekly` or a cron expression in `### Continuity`",
+                section.heading_span,
+            )
+        )
     return (
         Continuity(
             wake_source=wake,
-            cadence=cadence if wake is not WakeSource.INPUT else None,
-            cadence_text=cadence_text if wake is not WakeSource.INPUT else None,
+            cadence=cadence,
+            cadence_text=cadence_text,
             declared=bool(modes),
             span=section.span,
         ),
         found,
     )
+
+
+def _self_text(section: Section) -> str:
+    """The statements of a Continuity section that declare the self-driven mode."""
+    if _SELF_MODE.search(_unbold(section.value)):
+        return _section_text(section)  # `### Continuity: self-driven` covers the whole body
+    parts = [section.value, *(i.text for i in section.body.items)]
+    parts += [p.text for p in section.body.paragraphs]
+    for item in section.body.items:
+        parts.extend(child.text for child in item.children)
+    plain = (_unbold(p) for p in parts)
+    return "\n".join(p for p in plain if _SELF_MODE.search(p))
 
 
 def _section_text(section: Section) -> str:
@@ -126,7 +177,12 @@ def _section_text(section: Section) -> str:
     parts += [c.text for c in section.body.clauses]
     for item in section.body.items:
         parts.extend(child.text for child in item.children)
-    return "\n".join(p for p in parts if p).replace("*", "")
+    return _unbold("\n".join(p for p in parts if p))
+
+
+def _unbold(text: str) -> str:
+    """`**input-driven** (default)` → `input-driven (default)`; cron stars stay."""
+    return text.replace("**", "").replace("__", "")
 
 
 def _declared_modes(text: str) -> set[WakeSource]:
@@ -157,8 +213,19 @@ def _schedule_text(contract: Contract) -> str:
     return "\n".join(parts).replace("`", "")
 
 
-def _schedule(contract: Contract) -> str | None:
-    return parse_cadence(_schedule_text(contract))[0]
+def _unclear_schedule(contract: Contract, cadence: str | None) -> list[Diagnostic]:
+    """A gateway's `### Schedule` that states no time the runtime could keep."""
+    schedule = contract.section("schedule")
+    if schedule is None or cadence is not None or not _schedule_text(contract).strip():
+        return []
+    return [
+        diag.make(
+            "cadence_missing",
+            f"the `### Schedule` of `{contract.name}` states no cadence the runtime can keep; "
+            "say `every weekday at 09:00`, `hourly` or a cron expression",
+            schedule.heading_span,
+        )
+    ]
 
 
 def parse_cadence(text: str) -> tuple[str | None, str | None]:
@@ -167,7 +234,8 @@ def parse_cadence(text: str) -> tuple[str | None, str | None]:
         return None, None
     cron = _CRON.search(text.replace("`", ""))
     if cron and ("cron" in text.lower() or "*" in cron.group(1)):
-        return f"cron:{' '.join(cron.group(1).split())}", cron.group(0).strip()
+        expression = " ".join(cron.group(1).rstrip(",.;").split())
+        return f"cron:{expression}", cron.group(0).strip().rstrip(",.;")
     interval = _INTERVAL.search(text)
     if interval:
         raw = interval.group(1).lower()
@@ -175,13 +243,17 @@ def parse_cadence(text: str) -> tuple[str | None, str | None]:
         unit = interval.group(2).lower().rstrip("s")
         if unit.startswith("week"):
             return f"P{amount}W", interval.group(0)
+        if unit.startswith("month"):
+            return f"P{amount}M", interval.group(0)
         letter = _UNITS.get(unit, _UNITS.get(unit[:1], "H"))
         prefix = "P" if letter == "D" else "PT"
         return f"{prefix}{amount}{letter}", interval.group(0)
     calendar = _CALENDAR.search(text)
     if calendar:
         day = calendar.group(1).lower()
-        dow = "1-5" if day == "weekday" else str(_DAYS.index(day))
+        if day == "day" and not calendar.group(2):
+            return "P1D", calendar.group(0).strip()
+        dow = {"day": "*", "weekday": "1-5"}.get(day) or str(_DAYS.index(day))
         hour, minute = (
             (int(calendar.group(2)), int(calendar.group(3))) if calendar.group(2) else (0, 0)
         )
@@ -191,4 +263,7 @@ def parse_cadence(text: str) -> tuple[str | None, str | None]:
         match = re.search(rf"\b{phrase}\b", lowered)
         if match:
             return duration, text[match.start() : match.end()]
+    per = _PER.search(text)
+    if per:
+        return _PER_UNIT[per.group(1).lower()], per.group(0)
     return None, None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -21,8 +20,8 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
         yield from _check_inline(contract)
         return
     source = context.source
-    if not source.has_frontmatter or source.frontmatter_span is None:
-        return  # frontmatter_missing already says everything
+    if not source.has_frontmatter or source.frontmatter_span is None or source.frontmatter_error:
+        return  # frontmatter_missing / frontmatter_invalid already say everything
     fm = contract.frontmatter
     span = source.frontmatter_span
     if fm.get("name") in (None, ""):
@@ -59,7 +58,7 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
             kind_span,
         )
     if kind == "responsibility":
-        yield from _check_id(contract, span)
+        yield from _check_id(contract, span, source.text.count("\n") + 1)
     if kind == "test" and not contract.subject:
         yield diag.make(
             "subject_missing",
@@ -77,17 +76,17 @@ def _check_inline(contract: Contract) -> Iterator[Diagnostic]:
         )
 
 
-def _check_id(contract: Contract, fm_span: Span) -> Iterator[Diagnostic]:
+def _check_id(contract: Contract, fm_span: Span, line_count: int) -> Iterator[Diagnostic]:
     raw = contract.frontmatter.get("id")
     if raw in (None, ""):
         kind_span = contract.frontmatter_spans.get("kind", _first_line(fm_span))
         new_id = suggested_id(contract.name)
+        # insert on the line after `kind:`; when `kind:` ends the file, after its last column
+        line, column, new_text = kind_span.end_line + 1, 1, f"id: {new_id}\n"
+        if line > line_count:
+            line, column, new_text = kind_span.end_line, kind_span.end_column, f"\nid: {new_id}"
         insert_at = Span(
-            path=kind_span.path,
-            line=kind_span.end_line + 1,
-            column=1,
-            end_line=kind_span.end_line + 1,
-            end_column=1,
+            path=kind_span.path, line=line, column=column, end_line=line, end_column=column
         )
         yield diag.make(
             "id_missing",
@@ -95,7 +94,7 @@ def _check_id(contract: Contract, fm_span: Span) -> Iterator[Diagnostic]:
             contract.name_span,
             Fix(
                 title=f"Add `id: {new_id}`",
-                edits=(Edit(span=insert_at, new_text=f"id: {new_id}\n"),),
+                edits=(Edit(span=insert_at, new_text=new_text),),
             ),
         )
         return
@@ -110,6 +109,8 @@ def _check_id(contract: Contract, fm_span: Span) -> Iterator[Diagnostic]:
 
 def suggested_id(seed: str) -> str:
     """A valid UUIDv7-shaped id derived from `seed`, so lint output stays deterministic."""
+    import hashlib  # only needed when an id is missing; keeps `prosec lint` start-up lean
+
     raw = bytearray(hashlib.sha256(seed.encode("utf-8")).digest()[:16])
     raw[6] = (raw[6] & 0x0F) | 0x70  # version 7
     raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant

@@ -91,6 +91,12 @@ RETIRED_SECTIONS: dict[str, tuple[str, dict[str, str]]] = {
     "wiring": ("nothing: deleted with `system`; Forme wires `### Requires` to `### Maintains`", {}),
 }
 
+# blocks whose content OpenProse keeps inside `### Maintains`; the parser folds them in
+OUTSIDE_MAINTAINS: dict[str, str] = {
+    "facets": "its `####` facets are read as facets of `### Maintains`; move them there",
+    "postconditions": "its bullets are read as postconditions; write them inside `### Maintains`",
+}
+
 RESERVED_FACET_PREFIX = "@"
 
 
@@ -101,6 +107,12 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
         key = section.key
         if key in RETIRED_SECTIONS:
             yield _retired(contract, section)
+        elif key in OUTSIDE_MAINTAINS and kind in (R, G):
+            yield diag.make(
+                "section_outside_maintains",
+                f"`### {section.title}` is not a section of its own: {OUTSIDE_MAINTAINS[key]}",
+                section.heading_span,
+            )
         elif key not in SECTION_KINDS:
             yield diag.make(
                 "section_unknown",

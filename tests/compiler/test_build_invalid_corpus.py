@@ -11,24 +11,7 @@ from prosec.compiler.host import SystemHost
 from prosec.compiler.pipeline import compile_project
 
 from ..conftest import CORPUS
-
-BUILD_CODES = (
-    "wiring_ambiguous",
-    "wiring_unsatisfied",
-    "wiring_mentioned",
-    "wiring_self",
-    "wiring_cycle",
-    "emits_unknown",
-    "pin_stale",
-    "facet_not_emitted",
-    "pattern_unknown",
-    "pattern_slot_unbound",
-    "pattern_slot_unknown",
-    "pattern_config_unknown",
-    "clause_unlowered",
-    "structured_backing_missing",
-    "canonicalizer_invalid",
-)
+from .corpus_support import BUILD_CODES, HOST_CODES
 
 
 @pytest.mark.parametrize("code", BUILD_CODES)
@@ -41,7 +24,7 @@ def test_example_builds_with_exactly_its_code(code: str) -> None:
         assert (root / diagnostic.span.path).is_file()
 
 
-@pytest.mark.parametrize("code", ["tool_unresolved", "skill_unresolved"])
+@pytest.mark.parametrize("code", HOST_CODES)
 def test_host_lookup_examples(code: str, tmp_path: Path) -> None:
     root = CORPUS / "invalid" / code
     host = SystemHost(root=root, path_env=str(tmp_path), home=tmp_path)

@@ -22,3 +22,22 @@ def corpus_projects() -> list[Path]:
 @pytest.mark.parametrize("project", corpus_projects(), ids=lambda path: path.name)
 def test_compiled_intent_snapshot(project: Path, prosec_compile: Any, prosec_snapshot: Any) -> None:
     assert prosec_compile(project, allow_errors=True) == prosec_snapshot
+
+
+# scenario programs that exist to show a diagnostic, with the codes they must report
+EXPECTED_BUILD_CODES = {
+    "wiring-cycle": {"wiring_cycle"},
+    "wiring-unsatisfied": {"wiring_unsatisfied"},
+    "wiring-self-driven": {"wiring_self"},
+    "allotment-plots": {"section_unknown"},
+}
+
+
+@pytest.mark.parametrize("project", corpus_projects(), ids=lambda path: path.name)
+def test_corpus_program_builds_with_only_its_expected_codes(project: Path) -> None:
+    from prosec.compiler import config
+    from prosec.compiler.pipeline import compile_project
+
+    result = compile_project(project, config.load(project).with_overrides(offline_tools=True))
+    codes = {d.code for d in result.diagnostics}
+    assert codes == EXPECTED_BUILD_CODES.get(project.name, set())

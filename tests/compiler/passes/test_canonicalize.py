@@ -93,7 +93,7 @@ def test_invalid_explicit_block_is_an_error() -> None:
 
 def test_subscribed_facet_without_structured_backing_warns() -> None:
     producer = node(
-        "feed", maintains="#### prose\nA paragraph about news.\n#### data\n- `rows`: rows"
+        "feed", maintains="#### prose\nNews, like the `data` facet.\n#### data\n- `rows`: rows"
     )
     topology, _ = wire(
         producer,

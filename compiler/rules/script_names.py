@@ -1,0 +1,437 @@
+"""ProseScript name resolution: undefined names, unknown call targets and binding misuse."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import NamedTuple
+
+from .. import diagnostics as diag
+from ..diagnostics import Diagnostic
+from ..ir import Span
+from ..script_ir import (
+    AgentDef,
+    ArrayExpr,
+    Assign,
+    BlockDef,
+    Choice,
+    DoBlock,
+    DoCall,
+    Expr,
+    ExprStmt,
+    For,
+    If,
+    Invocation,
+    InvocationKind,
+    LegacyIO,
+    Let,
+    Loop,
+    Name,
+    ObjectExpr,
+    Parallel,
+    PipeKind,
+    Pipeline,
+    Property,
+    Ref,
+    Repeat,
+    Return,
+    Script,
+    Stmt,
+    StringLit,
+    Throw,
+    Try,
+    Use,
+    Value,
+)
+from .script_scope import ContractScope, key
+
+# property keys whose bare single-name values are host identifiers (`model: sonnet`,
+# `backoff: exponential`, `persist: project`) unless a binding of that name exists
+_IDENTIFIER_KEYS = frozenset({"model", "persist", "backoff"})
+
+
+class Kind(StrEnum):
+    """How a name was bound; decides whether it may be reassigned."""
+
+    LET = "let"
+    CONST = "const"
+    LOOP = "loop variable"
+    CATCH = "catch variable"
+    PARAM = "block parameter"
+    PIPE = "pipeline variable"
+    INPUT = "input"
+    AGENT = "agent"
+    BLOCK = "block"
+    ALIAS = "`use` alias"
+
+
+_IMMUTABLE = frozenset({Kind.CONST, Kind.LOOP, Kind.CATCH, Kind.PARAM, Kind.PIPE})
+
+
+class _Binding(NamedTuple):
+    name: str
+    kind: Kind
+    span: Span | None
+
+
+class _Scope:
+    """One lexical scope of the walk (plain class: walker state, not IR)."""
+
+    __slots__ = ("block_body", "names", "parent", "script_level")
+
+    def __init__(
+        self, parent: _Scope | None, *, script_level: bool = True, block_body: bool = False
+    ) -> None:
+        self.parent = parent
+        self.names: dict[str, _Binding] = {}
+        self.script_level = script_level  # False only for the contract's own inputs
+        self.block_body = block_body  # a `block` body: its locals are its own, not shadows
+
+    def lookup(self, name: str) -> _Binding | None:
+        scope: _Scope | None = self
+        while scope is not None:
+            found = scope.names.get(key(name))
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+    def lookup_script(self, name: str) -> _Binding | None:
+        """A binding made by the script itself (not a declared contract input)."""
+        scope: _Scope | None = self
+        while scope is not None and scope.script_level:
+            found = scope.names.get(key(name))
+            if found is not None or scope.block_body:
+                return found
+            scope = scope.parent
+        return None
+
+    def visible(self) -> list[str]:
+        names: list[str] = []
+        scope: _Scope | None = self
+        while scope is not None:
+            names.extend(b.name for b in scope.names.values())
+            scope = scope.parent
+        return names
+
+
+def check_names(script: Script, scope: ContractScope) -> list[Diagnostic]:
+    """Every name diagnostic of one fence, in the order the walk finds them."""
+    return _Walker(scope).run(script, scope.inputs)
+
+
+class _Walker:
+    def __init__(self, contract: ContractScope) -> None:
+        self.contract = contract
+        self.targets = {key(name): name for name in sorted(contract.call_targets)}
+        self.found: list[Diagnostic] = []
+        self.agents: dict[str, AgentDef] = {}
+        self.blocks: dict[str, BlockDef] = {}
+        self.siblings: set[str] = set()  # bound by another branch of the enclosing `parallel:`
+
+    def run(self, script: Script, inputs: Iterable[str]) -> list[Diagnostic]:
+        contract_scope = _Scope(parent=None, script_level=False)
+        for name in inputs:
+            contract_scope.names.setdefault(key(name), _Binding(name, Kind.INPUT, None))
+        top = _Scope(parent=contract_scope)
+        # `use`, agents and blocks are collected before any statement runs
+        for stmt in script.statements:
+            if isinstance(stmt, Use) and stmt.alias is not None:
+                self.bind(top, stmt.alias, Kind.ALIAS)
+            elif isinstance(stmt, AgentDef):
+                self.agents.setdefault(key(stmt.name.text), stmt)
+                self.bind(top, stmt.name, Kind.AGENT)
+            elif isinstance(stmt, BlockDef):
+                self.blocks.setdefault(key(stmt.name.text), stmt)
+                self.bind(top, stmt.name, Kind.BLOCK)
+        self.statements(script.statements, top, in_catch=False)
+        for stmt in script.statements:
+            if isinstance(stmt, BlockDef):
+                body_scope = _Scope(parent=top, block_body=True)
+                for param in stmt.params:
+                    self.bind(body_scope, param, Kind.PARAM)
+                self.statements(stmt.body, body_scope, in_catch=False)
+        return self.found
+
+    # -- bindings -------------------------------------------------------------------------
+
+    def bind(self, scope: _Scope, name: Name, kind: Kind, *, shadow: bool = True) -> None:
+        existing = scope.names.get(key(name.text))
+        if existing is not None:
+            if existing.kind in (Kind.AGENT, Kind.BLOCK, Kind.ALIAS) and kind in (
+                Kind.AGENT,
+                Kind.BLOCK,
+                Kind.ALIAS,
+            ):
+                return  # duplicate definitions are reported by the local checks
+            where = f" on line {existing.span.line}" if existing.span else ""
+            self.found.append(
+                diag.make(
+                    "prosescript_duplicate_binding",
+                    f"`{name.text}` is already bound in this scope{where} ({existing.kind.value}); "
+                    "assign to it with `name = …` or choose another name",
+                    name.span,
+                )
+            )
+            return
+        outer = None
+        if shadow and scope.parent is not None and not scope.block_body:
+            outer = scope.parent.lookup_script(name.text)
+        if outer is not None and outer.kind not in (Kind.AGENT, Kind.BLOCK, Kind.ALIAS):
+            where = f" on line {outer.span.line}" if outer.span else ""
+            self.found.append(
+                diag.make(
+                    "prosescript_shadowed_binding",
+                    f"`{name.text}` shadows the {outer.kind.value} bound{where}; the outer value "
+                    f"is unchanged after this block (to update it, write `{name.text} = …`)",
+                    name.span,
+                )
+            )
+        scope.names[key(name.text)] = _Binding(name.text, kind, name.span)
+
+    # -- statements -----------------------------------------------------------------------
+
+    def statements(self, stmts: Iterable[Stmt], scope: _Scope, *, in_catch: bool) -> None:
+        for stmt in stmts:
+            self.statement(stmt, scope, in_catch=in_catch)
+
+    def statement(self, stmt: Stmt, scope: _Scope, *, in_catch: bool) -> None:
+        if isinstance(stmt, Let):
+            self.value(stmt.value, scope, in_catch=in_catch)
+            for name in stmt.names:
+                self.bind(scope, name, Kind.CONST if stmt.const else Kind.LET)
+        elif isinstance(stmt, Assign):
+            self.value(stmt.value, scope, in_catch=in_catch)
+            self.assign(stmt.target, scope)
+        elif isinstance(stmt, Return | Throw):
+            if stmt.value is not None:
+                self.value(stmt.value, scope, in_catch=in_catch)
+            elif isinstance(stmt, Throw) and not in_catch:
+                self.found.append(
+                    diag.make(
+                        "prosescript_throw_outside_catch",
+                        "a bare `throw` re-raises the active error, and there is none outside "
+                        '`catch`; throw a value instead (`throw "reason"`)',
+                        stmt.span,
+                    )
+                )
+        elif isinstance(stmt, ExprStmt):
+            self.value(stmt.value, scope, in_catch=in_catch)
+        elif isinstance(stmt, AgentDef):
+            self.properties(stmt.properties, scope)
+        elif isinstance(stmt, LegacyIO):
+            if stmt.value is not None:
+                self.value(stmt.value, scope, in_catch=in_catch)
+            self.bind(scope, stmt.name, Kind.INPUT)
+        elif isinstance(stmt, If):
+            for branch in stmt.branches:
+                self.statements(branch.body, _Scope(parent=scope), in_catch=in_catch)
+        elif isinstance(stmt, Choice):
+            for option in stmt.options:
+                self.statements(option.body, _Scope(parent=scope), in_catch=in_catch)
+        elif isinstance(stmt, Try):
+            self.statements(stmt.body, _Scope(parent=scope), in_catch=in_catch)
+            if stmt.catch is not None:
+                catch_scope = _Scope(parent=scope)
+                if stmt.catch.name is not None:
+                    self.bind(catch_scope, stmt.catch.name, Kind.CATCH)
+                self.statements(stmt.catch.body, catch_scope, in_catch=True)
+            if stmt.finally_body is not None:
+                self.statements(stmt.finally_body, _Scope(parent=scope), in_catch=in_catch)
+        elif isinstance(stmt, DoBlock | Parallel | Repeat | For | Loop):
+            self.value(stmt, scope, in_catch=in_catch)
+        # Use and BlockDef were handled before the walk
+
+    def assign(self, target: Ref, scope: _Scope) -> None:
+        binding = scope.lookup(target.head)
+        if binding is None:
+            self.found.append(
+                diag.make(
+                    "prosescript_assign_undeclared",
+                    f"`{target.head}` is assigned before it is declared; "
+                    f"write `let {target.head} = …` first",
+                    target.head_span,
+                )
+            )
+            # bind it, so later reads of the same name do not repeat the finding
+            scope.names[key(target.head)] = _Binding(target.head, Kind.LET, target.head_span)
+        elif binding.kind in _IMMUTABLE and len(target.parts) == 1:
+            self.found.append(
+                diag.make(
+                    "prosescript_immutable_reassigned",
+                    f"`{target.head}` is a {binding.kind.value} and cannot be reassigned; "
+                    f"bind a new name with `let`",
+                    target.span,
+                )
+            )
+
+    # -- values ---------------------------------------------------------------------------
+
+    def value(self, value: Value, scope: _Scope, *, in_catch: bool) -> None:
+        if isinstance(value, DoBlock):
+            self.statements(value.body, _Scope(parent=scope), in_catch=in_catch)
+        elif isinstance(value, Parallel):
+            self.parallel(value, scope, in_catch=in_catch)
+        elif isinstance(value, Repeat):
+            self.expr(value.count, scope)
+            self.loop_body(value.body, scope, [value.alias], in_catch=in_catch)
+        elif isinstance(value, For):
+            self.expr(value.iterable, scope)
+            self.loop_body(value.body, scope, list(value.names), in_catch=in_catch)
+        elif isinstance(value, Loop):
+            for part in (value.iterable, value.max):
+                if part is not None:
+                    self.expr(part, scope)
+            self.loop_body(value.body, scope, [value.item, value.alias], in_catch=in_catch)
+        elif isinstance(value, Pipeline):
+            self.expr(value.source, scope)
+            for op in value.ops:
+                body_scope = _Scope(parent=scope)
+                if op.kind is PipeKind.REDUCE:
+                    for name in op.names:
+                        self.bind(body_scope, name, Kind.PIPE)
+                else:  # map, filter and pmap bind `item` implicitly
+                    body_scope.names[key("item")] = _Binding("item", Kind.PIPE, op.span)
+                self.statements(op.body, body_scope, in_catch=in_catch)
+        else:
+            self.expr(value, scope)
+
+    def loop_body(
+        self, body: tuple[Stmt, ...], scope: _Scope, names: list[Name | None], *, in_catch: bool
+    ) -> None:
+        body_scope = _Scope(parent=scope)
+        for name in names:
+            if name is not None:
+                self.bind(body_scope, name, Kind.LOOP)
+        self.statements(body, body_scope, in_catch=in_catch)
+
+    def parallel(self, block: Parallel, scope: _Scope, *, in_catch: bool) -> None:
+        """Branches run concurrently: none sees another's bindings; all are visible after."""
+        branch_scopes = []
+        outer_siblings = self.siblings
+        bound = [
+            {key(n.text) for n in stmt.names} if isinstance(stmt, Let) else set()
+            for stmt in block.body
+        ]
+        for index, stmt in enumerate(block.body):
+            branch = _Scope(parent=scope)
+            self.siblings = outer_siblings.union(*(b for i, b in enumerate(bound) if i != index))
+            self.statement(stmt, branch, in_catch=in_catch)
+            branch_scopes.append(branch)
+        self.siblings = outer_siblings
+        for branch in branch_scopes:
+            for binding in branch.names.values():
+                if binding.span is not None:
+                    self.bind(
+                        scope,
+                        Name(text=binding.name, span=binding.span),
+                        binding.kind,
+                        shadow=False,
+                    )
+
+    def expr(self, expr: Expr, scope: _Scope, *, property_key: str = "") -> None:
+        if isinstance(expr, Ref):
+            self.read(expr, scope, property_key=property_key)
+        elif isinstance(expr, StringLit):
+            for interpolation in expr.interpolations:
+                self.read_name(interpolation.parts[0], interpolation.span, scope, "interpolated ")
+        elif isinstance(expr, ArrayExpr):
+            for item in expr.items:
+                self.expr(item, scope)
+        elif isinstance(expr, ObjectExpr):
+            for entry in expr.entries:
+                self.expr(entry.value, scope)
+        elif isinstance(expr, Invocation):
+            self.invocation(expr, scope)
+        elif isinstance(expr, DoCall):
+            self.do_call(expr, scope)
+        elif isinstance(expr, Pipeline):
+            self.value(expr, scope, in_catch=False)
+
+    def read(self, ref: Ref, scope: _Scope, *, property_key: str = "") -> None:
+        if property_key in _IDENTIFIER_KEYS and len(ref.parts) == 1 and not scope.lookup(ref.head):
+            return
+        self.read_name(ref.head, ref.head_span, scope, "")
+
+    def read_name(self, name: str, span: Span, scope: _Scope, what: str) -> None:
+        if scope.lookup(name) is not None:
+            return
+        if key(name) in self.siblings:
+            self.found.append(
+                diag.make(
+                    "prosescript_undefined_name",
+                    f"`{name}` is bound by another branch of this `parallel:` and is not "
+                    "available until the block joins",
+                    span,
+                )
+            )
+            return
+        close = difflib.get_close_matches(name, sorted(set(scope.visible())), n=1, cutoff=0.8)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        self.found.append(
+            diag.make(
+                "prosescript_undefined_name",
+                f"{what}name `{name}` is never bound: no `let`, loop, parameter or declared "
+                f"input of the contract defines it{hint}",
+                span,
+            )
+        )
+
+    def invocation(self, call: Invocation, scope: _Scope) -> None:
+        target = call.target
+        if call.kind is InvocationKind.CALL and target is not None:
+            self.call_target(target, call.target_is_string, scope)
+        elif target is not None:
+            self.read_name(target.text, target.span, scope, f"{call.kind.value} agent ")
+        if call.prompt is not None:
+            self.expr(call.prompt, scope)
+        self.properties(call.properties, scope)
+
+    def call_target(self, target: Name, is_string: bool, scope: _Scope) -> None:
+        text = target.text
+        if key(text) in self.agents:
+            self.found.append(
+                diag.make(
+                    "prosescript_unknown_call",
+                    f"`{text}` is an agent, not a function: start it with `session: {text}`",
+                    target.span,
+                )
+            )
+            return
+        if (
+            is_string
+            or "/" in text
+            or scope.lookup(text) is not None  # a slot or delegate held in a variable
+            or key(text) in self.targets
+            or not self.contract.check_calls
+        ):
+            return
+        close = difflib.get_close_matches(text, sorted(self.targets.values()), n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        self.found.append(
+            diag.make(
+                "prosescript_unknown_call",
+                f"`call {text}` names no function in this file or directory, no `use` alias, "
+                f"slot, `### Shape` delegate or pattern instance{hint}",
+                target.span,
+            )
+        )
+
+    def do_call(self, call: DoCall, scope: _Scope) -> None:
+        if key(call.block.text) not in self.blocks:
+            self.found.append(
+                diag.make(
+                    "prosescript_undefined_name",
+                    f"`do {call.block.text}` names no `block` defined in this script",
+                    call.block.span,
+                )
+            )
+        for arg in call.args or ():
+            self.expr(arg, scope)
+
+    def properties(self, props: Iterable[Property], scope: _Scope) -> None:
+        for prop in props:
+            if prop.value is not None:
+                self.expr(prop.value, scope, property_key=prop.key.text)
+            self.properties(prop.children, scope)

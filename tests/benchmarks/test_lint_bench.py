@@ -1,0 +1,121 @@
+"""Lint benchmarks (`make bench`): whole corpus, the editor path, and process start-up.
+
+Figures are printed (run with `-s`); each test also asserts the aim it measures. Timings
+are medians, so one slow run on a shared machine does not decide the outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from prosec.compiler.config import Config
+from prosec.compiler.discover import discover
+from prosec.compiler.lint import lint_refs, lint_texts
+
+from ..conftest import REPO, prosec_bin
+
+
+def median_seconds(action: Callable[[], object], runs: int) -> float:
+    timings = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        timings.append(time.perf_counter() - start)
+    return statistics.median(timings)
+
+
+def report(name: str, value: str) -> None:
+    print(f"\n[bench] {name}: {value}", end="")
+
+
+@pytest.fixture(scope="module")
+def corpus_files(upstream: Path) -> list[Path]:
+    return sorted(upstream.rglob("*.prose.md"))
+
+
+def test_whole_corpus_against_markdown_it(upstream: Path, corpus_files: list[Path]) -> None:
+    from markdown_it import MarkdownIt
+
+    texts = [p.read_text(encoding="utf-8") for p in corpus_files]
+
+    def tokenize_only() -> None:
+        md = MarkdownIt("commonmark", {"html": True}).enable("table")
+        for text in texts:
+            md.parse(text)
+
+    def lint_cold() -> None:
+        # cold: discovery, reading and a fresh markdown-it instance every time
+        from prosec.compiler.parse import markdown
+
+        markdown._markdown.cache_clear()
+        lint_refs(discover([upstream], upstream), Config())
+
+    baseline = median_seconds(tokenize_only, 5)
+    lint = median_seconds(lint_cold, 5)
+    report("markdown-it-py tokenize, 255 files", f"{baseline * 1000:.0f} ms")
+    report("prosec lint whole upstream corpus", f"{lint * 1000:.0f} ms ({lint / baseline:.2f}x)")
+    assert lint <= 3 * baseline
+
+
+def test_one_5kb_file_in_process(corpus_files: list[Path]) -> None:
+    path = min(corpus_files, key=lambda p: abs(p.stat().st_size - 5120))
+    text = path.read_text(encoding="utf-8")
+    sources = [(path.name, text)]
+    lint_texts(sources, Config())  # warm: the editor path runs in a long-lived process
+    median = median_seconds(lambda: lint_texts(sources, Config()), 100)
+    report(
+        f"lint one {len(text.encode()) / 1024:.1f} KB file in-process", f"{median * 1000:.2f} ms"
+    )
+    assert median < 0.020
+
+
+def _process_times(args: list[str], runs: int) -> tuple[float, float, float]:
+    """Median wall, best wall and median CPU time (user + sys) of a whole process."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(args, capture_output=True, env=env, check=False)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), min(walls), statistics.median(cpus)
+
+
+@pytest.fixture(scope="module")
+def compiled() -> None:
+    # an installed prosec ships byte-compiled; an editable checkout compiles on first use
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "compiler")],
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_process_start_up(compiled: None, corpus_files: list[Path]) -> None:
+    path = min(corpus_files, key=lambda p: abs(p.stat().st_size - 5120))
+    python = _process_times([sys.executable, "-c", "pass"], 20)
+    version = _process_times([prosec_bin(), "--version"], 20)
+    lint = _process_times([prosec_bin(), "lint", str(path)], 20)
+    for name, (median, best, cpu) in (
+        ("python -c pass", python),
+        ("prosec --version", version),
+        ("prosec lint FILE", lint),
+    ):
+        report(
+            name,
+            f"{median * 1000:.0f} ms median wall, {best * 1000:.0f} ms best, {cpu * 1000:.0f} ms cpu",
+        )
+    report("load average", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    # the best of 20 runs estimates an uncontended run; the median also counts time spent
+    # waiting for a CPU that other processes hold
+    assert lint[1] < 0.300

@@ -1,0 +1,154 @@
+"""ProseScript benchmarks (`make bench`): fence parse times, cold grammar load, the lint paths.
+
+Figures are printed (run with `-s`); each test asserts the aim it measures. Timings are
+medians (or minima for whole processes' CPU), so one slow run on a shared machine does
+not decide the outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from prosec.compiler.config import Config
+from prosec.compiler.ir import Fence
+from prosec.compiler.lint import lint_texts
+from prosec.compiler.parse import parse_source
+from prosec.compiler.parse.prosescript import parse_script, parser
+
+from ..conftest import CORPUS, REPO, prosec_bin
+
+RICH = CORPUS / "prosescript" / "src" / "reading-digest.prose.md"
+
+
+def median_seconds(action: Callable[[], object], runs: int) -> float:
+    timings = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        timings.append(time.perf_counter() - start)
+    return statistics.median(timings)
+
+
+def report(name: str, value: str) -> None:
+    print(f"\n[bench] {name}: {value}", end="")
+
+
+@pytest.fixture(scope="module")
+def fences(upstream: Path) -> list[tuple[str, Fence]]:
+    found = []
+    for file in sorted(upstream.rglob("*.prose.md")):
+        path = file.relative_to(upstream).as_posix()
+        source, _ = parse_source(path, file.read_text(encoding="utf-8"))
+        found += [(path, f) for f in source.fences if f.info in ("prose", "prosescript")]
+    return found
+
+
+def test_parse_every_upstream_fence(fences: list[tuple[str, Fence]]) -> None:
+    parser()  # warm: the table loads once per process
+    total_bytes = 0
+    total = 0.0
+    slowest = (0.0, "")
+    for path, fence in fences:
+        seconds = median_seconds(lambda f=fence, p=path: parse_script(f, p), 15)  # type: ignore[misc]
+        size = len(fence.content.encode())
+        report(f"parse {path}:{fence.content_line}", f"{seconds * 1000:.2f} ms, {size} B")
+        total += seconds
+        total_bytes += size
+        slowest = max(slowest, (seconds, path))
+    rate = total_bytes / 1024 / total
+    report(
+        f"all {len(fences)} fences",
+        f"{total * 1000:.1f} ms, {total_bytes / 1024:.1f} KB, {rate:.0f} KB/s",
+    )
+    report("slowest", f"{slowest[1]} {slowest[0] * 1000:.2f} ms")
+    assert rate > 100  # a keystroke's re-parse of a typical fence stays in the low milliseconds
+
+
+def _child_cpu(code: str, runs: int) -> list[float]:
+    """Per-run figures printed by `code` (milliseconds), each in a fresh interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    results = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        results.append(float(out.stdout.strip().splitlines()[-1]))
+    return results
+
+
+_COLD = """
+import time
+import prosec.compiler.lint
+start = time.process_time()
+from prosec.compiler.parse import prosescript as ps
+{action}
+print((time.process_time() - start) * 1000)
+"""
+
+
+def test_grammar_load_cold() -> None:
+    table = _child_cpu(_COLD.format(action="assert ps.read_table() is not None"), 7)
+    build = _child_cpu(_COLD.format(action="ps.build_parser()"), 3)
+    imports = _child_cpu(_COLD.format(action="pass"), 7)
+    report("import lark and the ProseScript modules (cpu)", f"{statistics.median(imports):.0f} ms")
+    report("... and load the shipped parse table (cpu)", f"{statistics.median(table):.0f} ms")
+    report(
+        "... or build the LALR tables from the grammar (cpu)", f"{statistics.median(build):.0f} ms"
+    )
+    assert (
+        statistics.median(table) - statistics.median(imports)
+        < (statistics.median(build) - statistics.median(imports)) / 3
+    )
+
+
+def test_lint_5kb_prose_file_in_process() -> None:
+    text = RICH.read_text(encoding="utf-8")
+    sources = [(RICH.name, text)]
+    lint_texts(sources, Config())  # warm: the editor path runs in a long-lived process
+    median = median_seconds(lambda: lint_texts(sources, Config()), 60)
+    report(
+        f"lint one {len(text.encode()) / 1024:.1f} KB file with a prose fence",
+        f"{median * 1000:.2f} ms",
+    )
+    assert median < 0.020
+
+
+def _process_cpu(args: list[str], runs: int) -> tuple[float, float]:
+    """(median wall, minimum CPU) seconds of a whole process with bytecode caching on."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(args, capture_output=True, env=env, check=False)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), min(cpus)
+
+
+def test_lint_process_with_and_without_prose() -> None:
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "compiler")],
+        check=True,
+        capture_output=True,
+    )
+    plain = CORPUS / "prosescript" / "src" / "reading-inbox.prose.md"
+    without = _process_cpu([prosec_bin(), "lint", str(plain)], 12)
+    with_prose = _process_cpu([prosec_bin(), "lint", str(RICH)], 12)
+    for name, (wall, cpu) in (
+        ("without a prose fence", without),
+        ("with a prose fence", with_prose),
+    ):
+        report(f"prosec lint FILE {name}", f"{wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms cpu")
+    report("ProseScript's share (cpu)", f"{(with_prose[1] - without[1]) * 1000:.0f} ms")
+    report("load average", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    assert with_prose[1] < 0.300

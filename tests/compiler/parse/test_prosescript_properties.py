@@ -1,0 +1,156 @@
+"""Property tests: no input makes the ProseScript parser raise, and every span stays in the fence."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from prosec.compiler.ir import Fence, Span
+from prosec.compiler.parse.prosescript import parse_script
+from prosec.compiler.rules.script_checks import check_structure, nodes
+from prosec.compiler.rules.script_names import check_names
+from prosec.compiler.rules.script_scope import ContractScope
+
+CONTENT_LINE = 7
+COLUMN = 3  # the fence sits in a list item, so every column is shifted
+
+# pieces that make the parser reach deep states more often than random characters would
+PIECES = [
+    "let ",
+    "const ",
+    "call ",
+    "session ",
+    "resume: ",
+    "do ",
+    "parallel",
+    " for ",
+    " in ",
+    "repeat ",
+    "loop ",
+    "until ",
+    "while ",
+    "(max: 3)",
+    "if ",
+    "elif ",
+    "else",
+    "choice ",
+    "option ",
+    "try",
+    "catch as e",
+    "finally",
+    "throw",
+    "return ",
+    "use ",
+    "agent ",
+    "block ",
+    " as ",
+    "input ",
+    "output ",
+    ":",
+    "=",
+    ",",
+    ".",
+    "|",
+    " map:",
+    " reduce(a, b):",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    '"""',
+    "**",
+    "***",
+    "#",
+    "\\",
+    "\n",
+    "\n  ",
+    "\n    ",
+    "\t",
+    "name",
+    "x-y",
+    "item",
+    "3",
+    "-1.5",
+    "true",
+    "null",
+    " ",
+    "{topic}",
+]
+
+SCOPE = ContractScope(
+    inputs=("topic",), call_targets=frozenset({"helper"}), check_calls=True, kind="function"
+)
+
+
+def make_fence(content: str) -> Fence:
+    lines = content.count("\n") + 1
+    span = Span(
+        path="p.prose.md",
+        line=CONTENT_LINE - 1,
+        column=COLUMN,
+        end_line=CONTENT_LINE + lines,
+        end_column=COLUMN + 3,
+    )
+    return Fence(info="prose", content=content, span=span, content_line=CONTENT_LINE)
+
+
+def assert_never_raises_and_spans_fit(content: str) -> None:
+    fence = make_fence(content)
+    script, found = parse_script(fence, "p.prose.md")
+    last_line = CONTENT_LINE + content.count("\n") + 1
+    for diagnostic in found:
+        span = diagnostic.span
+        assert diagnostic.code == "prosescript_syntax"
+        assert CONTENT_LINE <= span.line <= span.end_line <= last_line
+        assert span.column >= COLUMN and span.end_column >= 1
+    if script is None:
+        assert len(found) == 1
+        return
+    assert found == []
+    for diagnostic in check_structure(script) + check_names(script, SCOPE):
+        assert CONTENT_LINE <= diagnostic.span.line <= last_line
+    for node in nodes(script.statements):
+        span = getattr(node, "span")  # noqa: B009 - every IR node has one
+        assert CONTENT_LINE <= span.line <= span.end_line <= last_line
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=200))
+def test_arbitrary_text_never_raises(content: str) -> None:
+    assert_never_raises_and_spans_fit(content)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+def test_token_soup_never_raises(content: str) -> None:
+    assert_never_raises_and_spans_fit(content)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=3),
+            st.sampled_from(
+                [
+                    "let a = call helper",
+                    "topic: topic",
+                    "if a holds:",
+                    "loop until done (max: 2):",
+                    "return { a, b: [1, 2] }",
+                    "parallel:",
+                    "for x in topic:",
+                    "try:",
+                    "catch as e:",
+                    "throw",
+                    "a = 1",
+                ]
+            ),
+        ),
+        max_size=12,
+    )
+)
+def test_indented_programs_never_raise(lines: list[tuple[int, str]]) -> None:
+    assert_never_raises_and_spans_fit("\n".join("  " * depth + text for depth, text in lines))

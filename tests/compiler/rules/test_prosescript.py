@@ -1,0 +1,335 @@
+"""ProseScript rules: each check fires on the smallest bad script and stays quiet on a good one."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from prosec.compiler.config import Config
+from prosec.compiler.diagnostics import CODES, Diagnostic
+from prosec.compiler.lint import lint_texts
+
+FUNCTION = """---
+name: {name}
+kind: function
+---
+
+# Demo
+
+### Parameters
+
+- `topic`: what to work on
+- `quality-bar`: acceptance criteria
+
+### Returns
+
+- `report`: the result
+
+### Execution
+
+```prose
+{body}
+```
+"""
+
+HELPER = "---\nname: helper\nkind: function\n---\n\n### Returns\n\n- `x`: a value\n"
+
+
+def lint(files: dict[str, str]) -> list[Diagnostic]:
+    return list(lint_texts(sorted(files.items()), Config()).diagnostics)
+
+
+def prose_codes(body: str, **extra_files: str) -> list[str]:
+    files = {"src/demo.prose.md": FUNCTION.format(name="demo", body=textwrap.dedent(body).strip())}
+    files["src/helper.prose.md"] = HELPER
+    files.update({f"src/{name}.prose.md": text for name, text in extra_files.items()})
+    return [d.code for d in lint(files) if d.code.startswith("prosescript")]
+
+
+# (script, the codes it must produce) — one row per check, firing
+FIRING = [
+    ("let a = call helper\n  x: topicc", ["prosescript_undefined_name"]),
+    ('session "about {nothing}"', ["prosescript_undefined_name"]),
+    ("let a = session: nobody", ["prosescript_undefined_name"]),
+    ("let r = do missing-block(1)", ["prosescript_undefined_name"]),
+    (
+        "parallel:\n  let a = call helper\n  let b = call helper\n    x: a",
+        ["prosescript_undefined_name"],
+    ),
+    ("if topic is long:\n  let inner = 1\nreturn inner", ["prosescript_undefined_name"]),
+    ("let a = call nowhere", ["prosescript_unknown_call"]),
+    ("agent writer:\n  model: sonnet\nlet a = call writer", ["prosescript_unknown_call"]),
+    ("loop until done:\n  call helper", ["prosescript_unbounded_loop"]),
+    ("loop:\n  call helper", ["prosescript_unbounded_loop"]),
+    ("loop for each x in topic:\n  call helper", ["prosescript_unbounded_for_each"]),
+    ('input extra: "x"', ["prosescript_legacy_io"]),
+    ("output report = topic", ["prosescript_legacy_io"]),
+    ("try:\n  call helper", ["prosescript_try_without_handler"]),
+    ("throw", ["prosescript_throw_outside_catch"]),
+    ("repeat 0:\n  call helper", ["prosescript_count_invalid"]),
+    ("loop (max: 2.5):\n  call helper", ["prosescript_count_invalid"]),
+    ('repeat "three":\n  call helper', ["prosescript_count_invalid"]),
+    ("call helper\n  retry: -1", ["prosescript_count_invalid"]),
+    ('parallel ("any", count: 3):\n  call helper\n  call helper', ["prosescript_count_invalid"]),
+    ('parallel ("all", count: 1):\n  call helper', ["prosescript_count_without_any"]),
+    ('parallel ("most"):\n  call helper', ["prosescript_parallel_modifier_invalid"]),
+    ('parallel (on-fail: "explode"):\n  call helper', ["prosescript_parallel_modifier_invalid"]),
+    ("parallel (speed: 2):\n  call helper", ["prosescript_parallel_modifier_invalid"]),
+    ('parallel ("all", "first"):\n  call helper', ["prosescript_parallel_modifier_invalid"]),
+    ("let a = 1\nlet a = 2", ["prosescript_duplicate_binding"]),
+    ("parallel:\n  let a = call helper\n  let a = call helper", ["prosescript_duplicate_binding"]),
+    ("block b(x, x):\n  return x", ["prosescript_duplicate_binding"]),
+    ("let a = 1\nrepeat 2:\n  let a = 2", ["prosescript_shadowed_binding"]),
+    ("const a = 1\na = 2", ["prosescript_immutable_reassigned"]),
+    ("for x in topic:\n  x = 1", ["prosescript_immutable_reassigned"]),
+    ("try:\n  call helper\ncatch as e:\n  e = 1", ["prosescript_immutable_reassigned"]),
+    ("b = 2", ["prosescript_assign_undeclared"]),
+    ("agent a:\n  model: x\nagent a:\n  model: y", ["prosescript_duplicate_definition"]),
+    ('use "std/x" as a\nblock a():\n  return 1', ["prosescript_duplicate_definition"]),
+    ("call helper\n  x: 1\n  x: 2", ["prosescript_duplicate_property"]),
+    (
+        'choice best:\n  option "a":\n    call helper\n  option "a":\n    call helper',
+        ["prosescript_duplicate_option"],
+    ),
+    ("block b(x):\n  return x\nlet r = do b(1, 2)", ["prosescript_block_arity"]),
+    ("block b(x):\n  return x\ndo b", ["prosescript_block_arity"]),
+    ("call helper\n  retry: 2\n  backoff: sometimes", ["prosescript_backoff_invalid"]),
+    ("call helper\n  backoff: linear", ["prosescript_backoff_without_retry"]),
+    ("agent a:\n  model: x\nlet r = resume: a", ["prosescript_resume_not_persistent"]),
+    ("agent a:\n  persist: false\nlet r = resume: a", ["prosescript_resume_not_persistent"]),
+    ('let a = 1\nuse "std/x" as x', ["prosescript_use_after_statement"]),
+    ('let a = "bad \\q"', ["prosescript_bad_escape"]),
+    ("let a = session extract(topic)", ["prosescript_syntax"]),
+]
+
+# scripts that must lint clean: each sits next to a check and shows what it allows
+QUIET = [
+    "let a = call helper\n  x: topic\n  bar: quality_bar\nreturn a",  # `-`/`_` spell one name
+    'session "about {topic} and \\{literal}"',
+    "agent writer:\n  model: sonnet\n  persist: project\nlet a = session: writer\nlet b = resume: writer",
+    "block b(x):\n  return x\nlet r = do b(topic)",
+    "parallel:\n  let a = call helper\n  let b = call helper\nreturn { a, b }",
+    "let inner = null\nif topic is long:\n  inner = 1\nreturn inner",
+    'use "std/evals/inspector" as inspector\nlet a = call inspector',
+    'let a = call "std/evals/inspector"\nlet b = call std/evals/inspector',
+    "for delegate in topic:\n  call delegate",  # a call target held in a variable
+    "loop until done (max: 3) as round:\n  call helper\n    r: round",
+    "loop for each x in topic (max: 3):\n  call helper",
+    "try:\n  call helper\nfinally:\n  call helper",
+    "try:\n  call helper\ncatch:\n  throw",
+    "try:\n  call helper\ncatch as e:\n  if e is fatal:\n    throw e",
+    "repeat 2 as attempt:\n  call helper\nloop (max: topic.rounds):\n  call helper",
+    'parallel ("any", count: 1, on-fail: "ignore"):\n  call helper\n  call helper',
+    "let a = 1\nrepeat 2:\n  a = a",
+    "let xs = topic\n  | map:\n      return item\n  | reduce(acc, x):\n      return acc",
+    "call helper\n  retry: 3\n  backoff: exponential",
+    'choice best:\n  option "a":\n    call helper\n  option "b":\n    call helper',
+    "let { a, b } = call helper\nreturn { a, b, c: a.d }",
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), FIRING)
+def test_check_fires(body: str, expected: list[str]) -> None:
+    assert prose_codes(body) == expected
+
+
+@pytest.mark.parametrize("body", QUIET)
+def test_check_stays_quiet(body: str) -> None:
+    assert prose_codes(body) == []
+
+
+def test_every_prosescript_code_has_a_firing_example() -> None:
+    owned = {code for code in CODES if code.startswith("prosescript_")}
+    assert owned == {code for _, codes in FIRING for code in codes}
+
+
+def test_severities_follow_the_language_reference() -> None:
+    warnings = {
+        c
+        for c, info in CODES.items()
+        if c.startswith("prosescript_") and info.severity.value == "warning"
+    }
+    assert warnings == {
+        "prosescript_unbounded_loop",
+        "prosescript_shadowed_binding",
+        "prosescript_duplicate_option",
+        "prosescript_backoff_without_retry",
+    }
+
+
+# -- the contract scope -----------------------------------------------------------------------
+
+
+RESPONSIBILITY = """---
+name: watcher
+kind: responsibility
+id: 067NC4KG0NSK9D9P6WW3JEHV7G
+---
+
+### Requires
+
+- `incident-events`: what happened
+
+#### deploys
+
+Deploy notes from the release train.
+
+### Maintains
+
+- `briefing`: the current briefing
+
+#### timeline
+
+The incident timeline.
+
+### Execution
+
+```prose
+let signals = call helper
+  events: incident-events
+  deploys: deploys
+  prior: briefing
+  prior-timeline: timeline
+  missing: nowhere
+return signals
+```
+"""
+
+
+def test_responsibility_scope_is_requires_and_maintains() -> None:
+    found = lint({"src/watcher.prose.md": RESPONSIBILITY, "src/helper.prose.md": HELPER})
+    undefined = [d for d in found if d.code == "prosescript_undefined_name"]
+    assert [d.message.split("`")[1] for d in undefined] == ["nowhere"]
+    lines = RESPONSIBILITY.split("\n")
+    assert lines[undefined[0].span.line - 1].strip() == "missing: nowhere"
+    assert lines[undefined[0].span.line - 1][undefined[0].span.column - 1 :] == "nowhere"
+
+
+PATTERN = """---
+name: review-loop
+kind: pattern
+---
+
+### Slots
+
+- `worker`: does the work
+  - requires: `task`, optional `feedback`
+- `critic`
+  - requires: output, quality_bar
+  - ensures: verdict
+
+### Config
+
+- `max_rounds` (integer, default: 3): the budget
+
+### Requires
+
+- Pattern instance receives:
+    task_brief: string    -- the task
+
+### Delegation
+
+```prose
+repeat max_rounds:
+  let output = call worker
+    task: task
+    brief: task_brief
+  let verdict = call critic
+    output: output
+    bar: quality_bar
+    rounds: config.max_rounds
+  if verdict accepts:
+    return output
+return null
+```
+"""
+
+
+def test_pattern_scope_is_slots_config_and_declared_inputs() -> None:
+    assert [d.code for d in lint({"patterns/review-loop.prose.md": PATTERN})] == []
+
+
+def test_pattern_delegation_calls_resolve_only_to_slots() -> None:
+    broken = PATTERN.replace("call critic", "call judge")
+    found = lint({"patterns/review-loop.prose.md": broken, "patterns/other.prose.md": HELPER})
+    assert [d.code for d in found] == ["prosescript_unknown_call"]
+
+
+def test_call_targets_inline_functions_shape_delegates_and_pattern_instances() -> None:
+    body = """
+    let a = call local-helper
+    let b = call reviewer
+    let c = call reviewed-result
+    let d = call sibling
+    let e = call helper
+    """
+    extra = (
+        "\n### Shape\n\n- `delegates`:\n  - `reviewer`: reviews drafts\n\n"
+        "### Patterns\n\n```yaml\n- name: reviewed-result\n  pattern: worker-critic\n```\n\n"
+        "## local-helper\n\n### Returns\n\n- `x`: y\n"
+    )
+    text = FUNCTION.format(name="demo", body=textwrap.dedent(body).strip()) + extra
+    sibling = "---\nname: not-the-stem\nkind: function\n---\n\n### Returns\n\n- `x`: y\n"
+    files = {
+        "src/demo.prose.md": text,
+        "src/sibling.prose.md": sibling,
+        "src/helper.prose.md": HELPER,
+    }
+    assert [d.code for d in lint(files) if d.code.startswith("prosescript")] == []
+
+
+def test_unknown_calls_are_not_reported_when_the_neighbours_were_not_loaded() -> None:
+    text = FUNCTION.format(name="demo", body="let a = call sibling-we-did-not-read")
+    assert [d.code for d in lint({"src/demo.prose.md": text})] == []
+
+
+def test_every_prose_fence_of_a_contract_is_checked() -> None:
+    text = FUNCTION.format(name="demo", body="call helper") + (
+        "\n### Strategies\n\n- when stuck:\n\n  ```prosescript\n  loop:\n    call helper\n  ```\n"
+    )
+    found = lint({"src/demo.prose.md": text, "src/helper.prose.md": HELPER})
+    (loop,) = [d for d in found if d.code.startswith("prosescript")]
+    assert loop.code == "prosescript_unbounded_loop"
+    assert text.split("\n")[loop.span.line - 1].strip() == "loop:"
+
+
+def test_unclosed_fence_is_left_to_fence_unterminated() -> None:
+    text = FUNCTION.format(name="demo", body="loop:\n  call helper").rsplit("```", 1)[0]
+    found = lint({"src/demo.prose.md": text})
+    assert [d.code for d in found] == ["fence_unterminated"]
+
+
+def test_a_file_without_prose_fences_never_loads_lark() -> None:
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\n"
+        "from prosec.compiler.lint import lint_texts\n"
+        "from prosec.compiler.config import Config\n"
+        "lint_texts([('a.prose.md', '---\\nname: a\\nkind: function\\n---\\n### Returns\\n- `x`: y\\n')], Config())\n"
+        "print('lark' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
+
+
+def test_a_sentence_need_declares_its_backticked_names() -> None:
+    text = RESPONSIBILITY.replace(
+        "- `incident-events`: what happened\n",
+        "The latest `incident-events` as the pager reports them.\n",
+    ).replace("  missing: nowhere\n", "")
+    assert [
+        d.code for d in lint({"src/watcher.prose.md": text, "src/helper.prose.md": HELPER})
+    ] == []
+
+
+def test_maintains_clause_lines_declare_nothing() -> None:
+    body = "let a = call helper\n  x: Material"
+    text = FUNCTION.format(name="demo", body=body).replace(
+        "### Returns", "### Maintains\n\nMaterial: the report text.\n\n### Returns"
+    )
+    found = lint({"src/demo.prose.md": text, "src/helper.prose.md": HELPER})
+    assert "prosescript_undefined_name" in [d.code for d in found]
