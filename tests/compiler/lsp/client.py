@@ -11,9 +11,9 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from ...conftest import CORPUS, prosec_bin
+from ...conftest import prosec_bin
 
-EDITOR_PROJECT = CORPUS / "editor"
+EDITOR_PROJECT = Path(__file__).parent / "fixtures" / "editor"
 
 
 class Editor(LanguageClient):

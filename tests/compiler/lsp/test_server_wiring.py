@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
+from ...conftest import CORPUS
 from .client import Editor, apply_edit
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -214,3 +215,26 @@ async def test_cycles_are_reported_on_the_open_file(editor: Editor, project: Pat
     found = await editor.diagnostics_of(other, 1)
     everywhere = found + list(editor.diagnostics.get(uri, []))
     assert "wiring_cycle" in {d.code for d in everywhere}
+
+
+async def test_a_corpus_program_as_the_build_sees_it(editor: Editor) -> None:
+    """corpus/wiring-unsatisfied, opened in place (nothing is written)."""
+    path = CORPUS / "wiring-unsatisfied" / "src" / "budget-review.prose.md"
+    uri = editor.open(path)
+    (found,) = await editor.diagnostics_of(uri, 1)
+    lines = path.read_text("utf-8").split("\n")
+    line = next(i for i, t in enumerate(lines) if t.startswith("- `headcount-plan`"))
+    assert found.code == "wiring_unsatisfied"
+    assert found.range == lsp.Range(
+        start=lsp.Position(line=line, character=0),
+        end=lsp.Position(line=line, character=len(lines[line])),
+    )
+    wired = await _hover(editor, uri, "- `spend`")
+    assert "Wired on the **named** rung" in wired and "`spend-ledger` facet `@atomic`" in wired
+    document, position = _at(uri, _line(editor, uri, "- `spend`"), 4)
+    result = await editor.text_document_definition_async(
+        lsp.DefinitionParams(text_document=document, position=position)
+    )
+    assert isinstance(result, list) and len(result) == 1
+    assert isinstance(result[0], lsp.Location)
+    assert result[0].uri.endswith("corpus/wiring-unsatisfied/src/spend-ledger.prose.md")
