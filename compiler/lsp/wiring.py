@@ -23,9 +23,8 @@ class Wiring:
     """`wire` for a long-lived server: the same passes and findings, but each contract's
     `### Maintains` is lowered again only when the contract changed.
 
-    Adapter note: `canonicalize.run` lowers every node on every call; this re-assembles it
-    from `canonicalize.lower` and the pass's two project-wide checks, so a keystroke lowers
-    one contract instead of fifty. The parse cache hands back the same `Contract` objects
+    `canonicalize.run` takes a memoized lowering, so a keystroke lowers one contract
+    instead of fifty. The parse cache hands back the same `Contract` objects
     for unchanged files, so identity is the cache key (a strong reference keeps ids unique).
     """
 
@@ -40,21 +39,18 @@ class Wiring:
         return expanded, topology, [*found, *wired, *self._canonicalize(topology)]
 
     def _canonicalize(self, topology: Topology) -> list[Diagnostic]:
-        by_name = {node.name: node.contract for node in topology.nodes}
-        specs: dict[str, CanonicalizerSpec] = {}
-        found: list[Diagnostic] = []
         kept: dict[int, tuple[Contract, CanonicalizerSpec, list[Diagnostic]]] = {}
-        for name, contract in sorted(by_name.items()):
+
+        def lower_cached(contract: Contract) -> tuple[CanonicalizerSpec, list[Diagnostic]]:
             cached = self._lowered.get(id(contract))
             if cached is None or cached[0] is not contract:
                 spec, lowered = canonicalize.lower(contract)
                 cached = (contract, spec, lowered)
             kept[id(contract)] = cached
-            specs[name] = cached[1]
-            found.extend(cached[2])
+            return cached[1], cached[2]
+
+        _, found = canonicalize.run(topology, lower_cached)
         self._lowered = kept
-        found.extend(canonicalize._backing(by_name, specs, topology))
-        found.extend(canonicalize._cross_check(by_name, specs, topology))
         return found
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .. import diagnostics as diag
@@ -31,14 +31,21 @@ _QUANTUM = re.compile(
 )
 _SPEC_FENCES = ("json", "yaml", "yml")
 
+Lowering = Callable[[Contract], tuple[CanonicalizerSpec, list[Diagnostic]]]
 
-def run(topology: Topology) -> tuple[dict[str, CanonicalizerSpec], list[Diagnostic]]:
-    """One spec per topology node, then the backing lint and the facet cross-check."""
+
+def run(
+    topology: Topology, lower_contract: Lowering | None = None
+) -> tuple[dict[str, CanonicalizerSpec], list[Diagnostic]]:
+    """One spec per topology node, then the backing lint and the facet cross-check.
+
+    `lower_contract` replaces `lower` for callers that memoize it (the language server
+    lowers only the contracts an edit changed)."""
     specs: dict[str, CanonicalizerSpec] = {}
     found: list[Diagnostic] = []
     by_name = {node.name: node.contract for node in topology.nodes}
     for name, contract in sorted(by_name.items()):
-        spec, lowered = lower(contract)
+        spec, lowered = (lower_contract or lower)(contract)
         specs[name] = spec
         found.extend(lowered)
     found.extend(_backing(by_name, specs, topology))
