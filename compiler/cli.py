@@ -12,6 +12,13 @@ from . import __version__
 # runtime are imported only when invoked, so `prosec lint FILE` starts fast.
 LAZY_COMMANDS: dict[str, str] = {
     "lint": "prosec.compiler.commands.lint:lint",
+    "run": "prosec.runtime.cli:run",
+    "trigger": "prosec.runtime.cli:trigger",
+    "tick": "prosec.runtime.cli:tick",
+    "resume": "prosec.runtime.cli:resume",
+    "status": "prosec.runtime.cli:status",
+    "inspect": "prosec.runtime.cli:inspect",
+    "receipts": "prosec.runtime.cli:receipts",
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
