@@ -10,7 +10,8 @@ It publishes `truth.json` = {"own": <world/{node}.json minus "_control">, "input
   attest: [ids]   write __attest.json with these ids
   stamp: true     also write an immaterial "fetched_at" with the current time
   omit: [keys]    leave these keys out of "own"
-Every invocation appends "<node>\n" to ROOT/renders.log, so tests can count renders.
+Every invocation appends "<node>\n" to ROOT/renders.log, so tests can count renders,
+and "<node> start|end <monotonic seconds>" lines to ROOT/timeline.log.
 """
 
 import json
@@ -26,6 +27,8 @@ workspace = Path(env["PROSEC_WORKSPACE"])
 
 with open(root / "renders.log", "a", encoding="utf-8") as log:
     log.write(node + "\n")
+with open(root / "timeline.log", "a", encoding="utf-8") as timeline:
+    timeline.write(f"{node} start {time.monotonic()}\n")
 
 world_file = root / "world" / f"{node}.json"
 own = json.loads(world_file.read_text(encoding="utf-8")) if world_file.exists() else {}
@@ -72,3 +75,5 @@ if control.get("stamp"):
     truth["fetched_at"] = time.time()
 (output / "truth.json").write_text(json.dumps(truth, sort_keys=True, indent=1))
 (workspace / "notes.md").write_text(f"rendered {node} for wake {wake['source']}\n")
+with open(root / "timeline.log", "a", encoding="utf-8") as timeline:
+    timeline.write(f"{node} end {time.monotonic()}\n")
