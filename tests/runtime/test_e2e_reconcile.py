@@ -271,7 +271,7 @@ def test_wakes_during_a_render_coalesce(tmp_path: Path) -> None:
     project.world("g", {})
     with open(project.root / "gate", "w") as gate:
         gate.write("go\n")
-    out, err = first.communicate(timeout=60)
+    _out, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
     assert project.renders()["g"] == 2  # one render + one coalesced follow-up
     assert project.published("g")["data"] == {"n": 3}
