@@ -169,7 +169,13 @@ class Engine:
             for node, decision in plan.renders:
                 pending.discard(node)
                 explicit = wakes.pop(node, None)
-                wake = explicit if explicit is not None else self._implicit_wake(node, decision)
+                derived = self._implicit_wake(node, decision)
+                if explicit is None:
+                    wake = derived
+                elif derived.refs:
+                    wake = explicit.merge(derived)
+                else:
+                    wake = explicit
                 jobs.append(
                     _Job(
                         node=node,
@@ -208,16 +214,20 @@ class Engine:
             pending.add(node)
 
     def _implicit_wake(self, node: str, decision: Decision) -> Wake:
-        """Why a node without an explicit wake renders: moved inputs, else its own source."""
+        """Why a node renders, derived from the ledger: the rendered receipts of producers
+        whose subscribed token differs from the node's last memo (all of them on a cold
+        start). Without such a producer the node's own wake source is the cause. The same
+        derivation after a crash gives the same receipt as an uninterrupted run."""
         previous = self.heads[node].memo()
+        slots = input_slots(self.intent, node)
+        old: tuple[str | None, ...] = previous[1] if previous else (None,) * len(slots)
         refs: set[str] = set()
-        if previous is not None:
-            slots = input_slots(self.intent, node)
-            for slot, old, new in zip(slots, previous[1], decision.memo[1], strict=False):
-                if old != new and slot.producer is not None:
-                    ref = self.heads[slot.producer].hash
-                    if ref:
-                        refs.add(ref)
+        for slot, was, now in zip(slots, old, decision.memo[1], strict=False):
+            if slot.producer is None or was == now:
+                continue
+            last = self.heads[slot.producer].last
+            if last is not None and last["status"] == "rendered":
+                refs.add(str(last["content_hash"]))
         if not refs and self.intent.nodes[node].wake_source != "input":
             return Wake(source=self.intent.nodes[node].wake_source)
         return Wake(source="input", refs=frozenset(refs))
