@@ -132,11 +132,13 @@ class _Progress:
 def _options(
     project: Project, jobs: int | None, timeout: float | None, progress: _Progress
 ) -> EngineOptions:
+    with _user_errors():
+        clocked = frozenset(n for n in project.intent.order if project.cadence(n) is not None)
     return EngineOptions(
         jobs=jobs or project.config.jobs,
         timeout=timeout or project.config.timeout,
         checkpoint=_checkpoint(),
-        clocked=frozenset(n for n in project.intent.order if project.cadence(n) is not None),
+        clocked=clocked,
         on_event=progress,
     )
 

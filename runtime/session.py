@@ -238,9 +238,11 @@ class Project:
                 continue
             for ref in value.split(",") if item.type == "run[]" else [value]:
                 try:
-                    ids.append(resolve_run(self.root, ref.strip()).name)
+                    run_id = resolve_run(self.root, ref.strip()).name
                 except (OSError, ValueError) as exc:
                     raise SessionError(f"--input {name}: {exc}") from exc
+                if run_id not in ids:
+                    ids.append(run_id)
         return ids
 
     def resume_plan(self, run: RunDir) -> tuple[set[str], dict[str, Wake]]:
