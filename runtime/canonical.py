@@ -66,22 +66,76 @@ _ENCODER = json.JSONEncoder(
 # Output patterns after which the C encoder's bytes may differ from RFC 8785:
 # a float printed by Python repr as `X.0` or with an exponent, or a 4-byte UTF-8
 # sequence (a supplementary-plane character, which sorts differently in UTF-16).
-_SUSPECT = re.compile(rb"\d\.0(?![0-9])|\de[+-]|[\xf0-\xf4]")
+# Float tokens Python prints differently from ECMAScript: `X.0` and exponents. Kept as
+# separate patterns with literal prefixes, which the regex engine scans for quickly.
+_POINT_ZERO = re.compile(rb"\.0(?![0-9])")
+_EXPONENT = re.compile(rb"e[+-]")
+# A 4-byte UTF-8 sequence: a supplementary-plane character (sorts differently in UTF-16).
+_SUPPLEMENTARY = re.compile(rb"[\xf0-\xf4]")
+_NUMBER_BYTES = frozenset(b"0123456789+-.e")
+_DIGITS = frozenset(b"0123456789")
 
 
 def canonical_json(value: Any) -> bytes:
     """Return the RFC 8785 canonical JSON bytes of `value` (fast path with proof)."""
+    data = _fast(value)
+    if data is not None:
+        return data
+    # Something differs from RFC 8785 somewhere: re-encode container by container, so
+    # only the subtrees that need it take the exact pure-Python path.
+    parts: list[str] = []
+    _emit(value, parts, hybrid=True)
+    return "".join(parts).encode("utf-8", "surrogatepass")
+
+
+def _fast(value: Any) -> bytes | None:
+    """The C encoder's bytes when they provably equal RFC 8785 (after fixing float
+    tokens in place), else None."""
     try:
-        text = _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError):
-        return canonical_json_slow(value)
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: escape it the ECMAScript way
-        return canonical_json_slow(value)
-    if _SUSPECT.search(data) is not None:
-        return canonical_json_slow(value)
-    return data
+        data = _ENCODER.encode(value).encode("utf-8")
+    except (TypeError, ValueError, RecursionError, UnicodeEncodeError):
+        # not JSON, NaN, too deep, or a lone surrogate (escaped the ECMAScript way)
+        return None
+    if _SUPPLEMENTARY.search(data) is not None:
+        return None  # keys might sort differently by UTF-16 code units
+    if _POINT_ZERO.search(data) is None and _EXPONENT.search(data) is None:
+        return data
+    return _fix_floats(data)
+
+
+def _fix_floats(data: bytes) -> bytes:
+    """Rewrite the float tokens whose Python repr differs from ECMAScript's.
+
+    A hit may lie inside a string; it is a number token only when an
+    even number of unescaped quotes precedes it. In the C encoder's output a backslash
+    appears only inside strings, as an escape, so after masking escaped backslashes
+    (`\\\\` → `__`, same length) every `\\"` left is an escaped quote.
+    """
+    masked = data.replace(b"\\\\", b"__")
+    out: list[bytes] = []
+    last = counted_to = quotes = 0
+    hits = sorted(
+        [m.start() for m in _POINT_ZERO.finditer(data)]
+        + [m.start() for m in _EXPONENT.finditer(data)]
+    )
+    for at in hits:
+        if at == 0 or data[at - 1] not in _DIGITS:
+            continue  # a number token has a digit right before `.0` / `e`
+        start, end = at, at + 2
+        while start > 0 and data[start - 1] in _NUMBER_BYTES:
+            start -= 1
+        while end < len(data) and data[end] in _NUMBER_BYTES:
+            end += 1
+        if start < last:
+            continue
+        quotes += masked.count(b'"', counted_to, start) - masked.count(b'\\"', counted_to, start)
+        counted_to = start
+        if quotes % 2:
+            continue  # inside a string
+        out += [data[last:start], format_number(float(data[start:end])).encode("ascii")]
+        last = end
+    out.append(data[last:])
+    return b"".join(out)
 
 
 def canonical_json_slow(value: Any) -> bytes:
@@ -95,7 +149,7 @@ def _utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _emit(value: Any, out: list[str]) -> None:
+def _emit(value: Any, out: list[str], hybrid: bool = False) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -120,17 +174,28 @@ def _emit(value: Any, out: list[str]) -> None:
             first = False
             out.append(_quote(key))
             out.append(":")
-            _emit(value[key], out)
+            _emit_child(value[key], out, hybrid)
         out.append("}")
     elif isinstance(value, list | tuple):
         out.append("[")
         for index, item in enumerate(value):
             if index:
                 out.append(",")
-            _emit(item, out)
+            _emit_child(item, out, hybrid)
         out.append("]")
     else:
         raise CanonicalError(f"{type(value).__name__} is not a JSON value")
+
+
+def _emit_child(value: Any, out: list[str], hybrid: bool) -> None:
+    # Large containers go straight to their children: retrying the C encoder on a big
+    # subtree that already failed as part of its parent would encode it twice.
+    if hybrid and isinstance(value, dict | list) and len(value) <= 64:
+        data = _fast(value)
+        if data is not None:
+            out.append(data.decode("utf-8"))
+            return
+    _emit(value, out, hybrid)
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}

@@ -29,8 +29,11 @@ an object) can produce.
 
 from __future__ import annotations
 
+import contextlib
 import decimal
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+import gc
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,6 +239,11 @@ class _Trie:
         return cls(root)
 
 
+@functools.lru_cache(maxsize=8192)
+def _closure_cached(states: tuple[_Node, ...]) -> tuple[_Node, ...]:
+    return _closure(states)
+
+
 def _closure(states: Iterable[_Node]) -> tuple[_Node, ...]:
     out: list[_Node] = []
     stack = list(states)
@@ -249,7 +257,8 @@ def _closure(states: Iterable[_Node]) -> tuple[_Node, ...]:
     return tuple(out)
 
 
-def _step(states: Sequence[_Node], key: str) -> tuple[_Node, ...]:
+@functools.lru_cache(maxsize=65536)
+def _step(states: tuple[_Node, ...], key: str) -> tuple[_Node, ...]:
     nxt: list[_Node] = []
     for state in states:
         child = state.children.get(key)
@@ -259,10 +268,11 @@ def _step(states: Sequence[_Node], key: str) -> tuple[_Node, ...]:
             nxt.append(state.star)
         if state.is_glob:
             nxt.append(state)
-    return _closure(nxt) if nxt else ()
+    return _closure_cached(tuple(nxt)) if nxt else ()
 
 
-def _matched(states: Sequence[_Node]) -> list[Rule]:
+@functools.lru_cache(maxsize=8192)
+def _matched(states: tuple[_Node, ...]) -> list[Rule]:
     return [rule for state in states for rule in state.rules]
 
 
@@ -282,23 +292,72 @@ def reduce(spec: CanonicalizerSpec, truth: Any) -> Any:
     return value
 
 
+_Step = tuple[str, tuple["_Node", ...], bool, list[Rule]]
+
+
+@functools.lru_cache(maxsize=8192)
+def _literal_plan(states: tuple[_Node, ...]) -> tuple[_Step, ...] | None:
+    """For states without wildcards: each key a rule names, its next states, whether it
+    is dropped, and its rules. None when a wildcard is active (every key must be seen)."""
+    keys: set[str] = set()
+    for state in states:
+        if state.star is not None or state.is_glob:
+            return None
+        keys.update(state.children)
+    plan = []
+    for key in sorted(keys):
+        nxt = _step(states, key)
+        rules = _matched(nxt)
+        plan.append((key, nxt, bool(rules) and _material(rules) is False, rules))
+    return tuple(plan)
+
+
 def _reduce(value: Any, states: tuple[_Node, ...]) -> Any:
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        plan = _literal_plan(states)
+        if plan is not None:
+            return _reduce_literal(value, plan)
+        out = dict(value)
         for key, item in value.items():
             nxt = _step(states, key)
-            if not nxt:
-                out[key] = item
-                continue
-            rules = _matched(nxt)
-            if rules and _material(rules) is False:
-                continue
-            reduced = _reduce(item, nxt)
-            out[key] = _normalize(reduced, rules) if rules else reduced
+            if nxt:
+                rules = _matched(nxt)
+                _apply(out, key, item, nxt, bool(rules) and _material(rules) is False, rules)
         return out
     if isinstance(value, list):
+        plan = _literal_plan(states)
+        if plan is not None:
+            # Fast path for the common case: a long list of objects under path rules.
+            return [
+                _reduce_literal(item, plan) if type(item) is dict else _reduce(item, states)
+                for item in value
+            ]
         return [_reduce(item, states) for item in value]
     return value
+
+
+def _reduce_literal(value: dict[str, Any], plan: tuple[_Step, ...]) -> dict[str, Any]:
+    """Copy the object once, then touch only the keys a rule names."""
+    out = value.copy()
+    for key, nxt, drop, rules in plan:
+        if key in value:
+            _apply(out, key, value[key], nxt, drop, rules)
+    return out
+
+
+def _apply(
+    out: dict[str, Any],
+    key: str,
+    item: Any,
+    nxt: tuple[_Node, ...],
+    drop: bool,
+    rules: list[Rule],
+) -> None:
+    if drop:
+        del out[key]
+        return
+    reduced = _reduce(item, nxt)
+    out[key] = _normalize(reduced, rules) if rules else reduced
 
 
 def _material(rules: list[Rule]) -> bool | None:
@@ -375,6 +434,24 @@ def _project(value: Any, states: tuple[_Node, ...]) -> Any:
 
 def fingerprint(spec: CanonicalizerSpec, truth: Any, facets: Iterable[str]) -> dict[str, str]:
     """Return the FingerprintMap: `@atomic` always, plus one token per listed facet."""
+    with no_gc():
+        return _fingerprint(spec, truth, facets)
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic GC: JSON trees hold no cycles, and on a large heap every
+    generation-2 pass would rescan the whole truth while we allocate its reduced copy."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _fingerprint(spec: CanonicalizerSpec, truth: Any, facets: Iterable[str]) -> dict[str, str]:
     reduced = reduce(spec, truth)
     tokens = {ATOMIC: token(reduced)}
     for facet in facets:

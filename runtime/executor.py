@@ -112,6 +112,13 @@ class Engine:
         self.providers = providers
         self.options = options
         self.heads: dict[str, NodeHead] = backend.heads(intent.order)
+        self._versions: dict[str, str | None] = {}
+
+    def version(self, node: str) -> str | None:
+        """The node's published ContentAddress (read lazily: most runs render few nodes)."""
+        if node not in self._versions:
+            self._versions[node] = self.backend.published_version(node)
+        return self._versions[node]
 
     # -- values feeding input slots -----------------------------------------------------
 
@@ -269,7 +276,7 @@ class Engine:
 
     def _pinned(self, run: RunDir, node: str) -> Path | None:
         """Materialize a node's current version in the run (its pinned, immutable copy)."""
-        version = self.heads[node].version
+        version = self.version(node)
         if version is None:
             return None
         if run.version_of(node) != version:
@@ -290,7 +297,7 @@ class Engine:
                     "producer": edge.producer,
                     "facet": edge.facet,
                     "token": tokens.get(edge.facet),
-                    "version": head.version,
+                    "version": self.version(edge.producer),
                     "path": str(path) if path else None,
                 }
             )
@@ -319,7 +326,7 @@ class Engine:
                     "inputs": inputs,
                     "caller": caller,
                     "prior": {
-                        "version": self.heads[node].version,
+                        "version": self.version(node),
                         "path": str(prior) if prior else None,
                     },
                     "wake": wake_doc,
@@ -327,8 +334,10 @@ class Engine:
                 indent=2,
                 sort_keys=True,
             ).encode(),
+            durable=False,  # render context, rebuilt for every render
         )
-        atomic_write_bytes(wake_file, json.dumps(wake_doc, indent=2, sort_keys=True).encode())
+        wake_json = json.dumps(wake_doc, indent=2, sort_keys=True).encode()
+        atomic_write_bytes(wake_file, wake_json, durable=False)
         contract = None
         for source in self.intent.raw.get("sources", []):
             if source.get("name") == node:
@@ -345,7 +354,7 @@ class Engine:
             wake_file=wake_file,
             attest_file=workspace / ATTEST_FILE,
             prior=prior,
-            prior_version=self.heads[node].version,
+            prior_version=self.version(node),
             contract=contract,
             timeout=self.options.timeout,
             wake=wake_doc,
@@ -488,10 +497,10 @@ class Engine:
         self.backend.clear_pending(node)
         head = self.heads[node]
         self.heads[node] = NodeHead(
-            last=receipt,
-            last_ok=receipt if receipt["status"] != "failed" else head.last_ok,
-            version=address or head.version,
+            last=receipt, last_ok=receipt if receipt["status"] != "failed" else head.last_ok
         )
+        if address is not None:
+            self._versions[node] = address
 
 
 def _failure(name: str, reason: str) -> dict[str, Any]:

@@ -36,21 +36,27 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically: temp file in the same dir, fsync, rename, fsync dir."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` atomically: temp file in the same dir, fsync, rename, fsync dir.
+
+    `durable=False` keeps the atomic rename but skips the fsyncs, for derived files
+    that are rebuilt from durable state (a run's materialized inputs, render context).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -106,7 +112,7 @@ def confined(base: Path, relative: str, what: str = "path") -> Path:
     return candidate
 
 
-def replace_dir(target: Path, files: dict[str, bytes]) -> None:
+def replace_dir(target: Path, files: dict[str, bytes], *, durable: bool = True) -> None:
     """Replace directory `target` with exactly `files`, as atomically as POSIX allows.
 
     The new tree is written and fsynced beside the target, then swapped in with two
@@ -126,19 +132,21 @@ def replace_dir(target: Path, files: dict[str, bytes]) -> None:
         dest.parent.mkdir(parents=True, exist_ok=True)
         with open(dest, "wb") as handle:
             handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-    for directory in sorted({p for p in staging.rglob("*") if p.is_dir()}, reverse=True):
-        fsync_dir(directory)
-    fsync_dir(staging)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+    if durable:
+        for directory in sorted({p for p in staging.rglob("*") if p.is_dir()}, reverse=True):
+            fsync_dir(directory)
+        fsync_dir(staging)
     if target.exists():
         old = parent / f".{target.name}.old-{secrets.token_hex(4)}"
         os.rename(target, old)
         os.rename(staging, target)
-        fsync_dir(parent)
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(staging, target)
+    if durable:
         fsync_dir(parent)
 
 

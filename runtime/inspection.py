@@ -47,7 +47,7 @@ def status(root: Path, intent: Intent, backend: Backend) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "node": name,
             "status": last["status"] if last else "never-run",
-            "version": head.version,
+            "version": backend.published_version(name),
             "receipts": len(backend.ledger(name)) if last else 0,
             "wake_source": intent.nodes[name].wake_source,
         }

@@ -9,6 +9,8 @@ keys as a `[render.<node>]` table of prose.toml).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import heapq
 import json
 from collections.abc import Mapping
@@ -18,7 +20,7 @@ from typing import Any
 
 from .canonicalizer import ATOMIC, CanonicalizerSpec, SpecError
 from .fsio import PathEscapeError, safe_name
-from .schemas import check_schema, validate
+from .schemas import check_schema, load_schema, validate
 
 __all__ = ["CallerInput", "Edge", "Intent", "IntentError", "NodeIntent", "load_intent"]
 
@@ -85,22 +87,47 @@ class Intent:
         return declared
 
 
-def load_intent(path: Path) -> Intent:
-    """Read and check a compiled intent file; raise IntentError with a precise message."""
+def load_intent(path: Path, cache: Path | None = None) -> Intent:
+    """Read and check a compiled intent file; raise IntentError with a precise message.
+
+    With `cache`, a marker named by the file's SHA-256 records that these exact bytes
+    passed the schema once, so an unchanged manifest skips the (slow) schema pass; the
+    semantic checks always run.
+    """
     try:
-        raw = json.loads(path.read_bytes())
+        data = path.read_bytes()
+        raw = json.loads(data)
     except FileNotFoundError as exc:
         raise IntentError(
             f"{path}: no compiled intent; run `prosec build` and `prosec activate` first"
         ) from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise IntentError(f"{path}: not JSON: {exc}") from exc
+    if cache is not None and intent_marker(cache, data).exists():
+        return parse_intent(raw, str(path), schema_checked=True)
     return parse_intent(raw, str(path))
 
 
-def parse_intent(raw: Any, where: str = "compiled intent") -> Intent:
+def intent_marker(cache: Path, data: bytes) -> Path:
+    """The cache marker saying these manifest bytes passed the schema."""
+    digest = hashlib.sha256(data)
+    digest.update(json.dumps(load_schema("compiled-intent.schema.json"), sort_keys=True).encode())
+    return cache / f"intent-{digest.hexdigest()}.ok"
+
+
+def remember_checked(path: Path, cache: Path) -> None:
+    """Record that the manifest at `path` passed the schema (best effort)."""
+    with contextlib.suppress(OSError):
+        marker = intent_marker(cache, path.read_bytes())
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+
+
+def parse_intent(
+    raw: Any, where: str = "compiled intent", *, schema_checked: bool = False
+) -> Intent:
     """Check a compiled intent document and build its indexes."""
-    findings = validate(raw, "compiled-intent.schema.json")
+    findings = [] if schema_checked else validate(raw, "compiled-intent.schema.json")
     if findings:
         shown = "; ".join(str(f) for f in findings[:5])
         raise IntentError(f"{where}: does not match the compiled-intent schema: {shown}")

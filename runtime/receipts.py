@@ -130,16 +130,24 @@ def _guess_node(raw: bytes) -> str | None:
 
 def parse_ledger(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[Finding]]:
     """Parse JSON Lines bytes into receipts; findings for torn/bad lines (never used)."""
+    receipts, findings, _ = parse_ledger_hashed(path, data)
+    return receipts, findings
+
+
+def parse_ledger_hashed(
+    path: Path, data: bytes
+) -> tuple[list[dict[str, Any]], list[Finding], list[str]]:
+    """parse_ledger, plus each receipt's recomputed content hash (for verify_chain)."""
+    hashes: list[str] = []
     receipts: list[dict[str, Any]] = []
     findings: list[Finding] = []
     name = str(path)
     if not data:
-        return receipts, findings
+        return receipts, findings, hashes
     lines = data.split(b"\n")
     torn = lines[-1] != b""
-    body = lines[:-1]
     offset = 0
-    for number, raw in enumerate(body, start=1):
+    for number, raw in enumerate(lines[:-1], start=1):
         where = f"{number}"
         try:
             receipt = json.loads(raw)
@@ -158,7 +166,18 @@ def parse_ledger(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[Fi
             )
             offset += len(raw) + 1
             continue
-        if canonical_json(receipt) != raw:
+        fields = {key: value for key, value in receipt.items() if key != "content_hash"}
+        body_bytes = canonical_json(fields)
+        computed = sha256_token(body_bytes)
+        # When "content_hash" sorts first (it does in the envelope), the canonical line
+        # derives from the body's canonical bytes: one serialization checks form and hash.
+        stated = receipt.get("content_hash")
+        if isinstance(stated, str) and fields and all(k > "content_hash" for k in fields):
+            expected = b'{"content_hash":' + canonical_json(stated) + b"," + body_bytes[1:]
+        else:
+            expected = canonical_json(receipt)
+        hashes.append(computed)
+        if expected != raw:
             findings.append(
                 Finding(
                     file=name,
@@ -183,7 +202,7 @@ def parse_ledger(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[Fi
                 ),
             )
         )
-    return receipts, findings
+    return receipts, findings, hashes
 
 
 def _str(value: Any) -> str | None:
@@ -196,6 +215,7 @@ def verify_chain(
     file: str,
     positions: Sequence[str] | None = None,
     heads: Mapping[str, str | None] | None = None,
+    computed: Sequence[str] | None = None,
 ) -> tuple[list[Finding], dict[str, str]]:
     """Check every content hash and every per-node `prev` chain.
 
@@ -209,7 +229,7 @@ def verify_chain(
         position = positions[index] if positions is not None else f"[{index}]"
         node = _str(receipt.get("node"))
         stated = receipt.get("content_hash")
-        actual = content_hash(receipt)
+        actual = computed[index] if computed is not None else content_hash(receipt)
         if stated != actual:
             findings.append(
                 Finding(
@@ -253,10 +273,12 @@ def load_ledger(path: Path, *, node: str | None = None) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     data = path.read_bytes()
-    receipts, findings = parse_ledger(path, data)
+    receipts, findings, hashes = parse_ledger_hashed(path, data)
     heads: dict[str, str | None] | None = {node: None} if node is not None else None
     positions = [str(i) for i in range(1, len(receipts) + 1)]
-    chain, _ = verify_chain(receipts, file=str(path), positions=positions, heads=heads)
+    chain, _ = verify_chain(
+        receipts, file=str(path), positions=positions, heads=heads, computed=hashes
+    )
     findings += chain
     if node is not None:
         findings += [

@@ -55,7 +55,6 @@ class NodeHead:
 
     last: Mapping[str, Any] | None = None
     last_ok: Mapping[str, Any] | None = None
-    version: str | None = None
 
     @property
     def hash(self) -> str | None:

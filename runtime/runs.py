@@ -182,7 +182,8 @@ class RunDir:
         """Publish `files` at world-model/{node}/ with its `.version` (idempotent)."""
         target = self.world_model(node)
         if self.version_of(node) != address:
-            replace_dir(target, {**files, VERSION_FILE: address.encode() + b"\n"})
+            # derived from the durable version blob: atomic, but not fsynced
+            replace_dir(target, {**files, VERSION_FILE: address.encode() + b"\n"}, durable=False)
         return target
 
     # -- ledgers and log ------------------------------------------------------------------

@@ -20,7 +20,7 @@ from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
 from .executor import Engine, EngineOptions, Event, RunSummary
 from .fsio import atomic_write_text
-from .intent import Intent, load_intent
+from .intent import Intent, load_intent, remember_checked
 from .reconciler import Wake, is_due, parse_duration
 from .renders import BindingError, Renderer, make_renderer, resolve_binding
 from .runs import RunDir, new_run_id, resolve_run, utc_now
@@ -28,6 +28,7 @@ from .runs import RunDir, new_run_id, resolve_run, utc_now
 __all__ = ["Project", "SessionError", "open_project"]
 
 MANIFEST = Path("dist/manifest.active.json")
+CACHE = Path("state/.cache")
 
 
 class SessionError(RuntimeError):
@@ -96,6 +97,7 @@ class Project:
 
     def recover(self) -> list[str]:
         """Roll forward commits a crash interrupted; returns the nodes recovered."""
+        remember_checked(self.root / MANIFEST, self.root / CACHE)
         recovered = []
         for node, record in self.backend.pendings().items():
             receipt = record["receipt"]
@@ -301,7 +303,7 @@ def open_project(
     """Load config and compiled intent and open the backend (no lock taken yet)."""
     root = root.resolve()
     config = load_config(root)
-    intent = load_intent(root / (manifest or MANIFEST))
+    intent = load_intent(root / (manifest or MANIFEST), cache=root / CACHE)
     store = open_backend(backend or config.backend, root, env)
     return Project(root=root, config=config, intent=intent, backend=store)
 

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from .canonical import normalize_path
+from .canonicalizer import no_gc
 
 __all__ = ["Truth", "TruthError", "build_truth", "normalize_text"]
 
@@ -46,6 +47,11 @@ class Truth:
 
 def build_truth(files: Mapping[str, bytes]) -> Truth:
     """Build the structured truth of an artifact given as normalized path → bytes."""
+    with no_gc():
+        return _build(files)
+
+
+def _build(files: Mapping[str, bytes]) -> Truth:
     structured: dict[str, Any] = {}
     texts: dict[str, Any] = {}
     leaves: set[int] = set()  # ids of values that came from files (kept alive by the trees)

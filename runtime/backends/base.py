@@ -57,6 +57,10 @@ class Backend(Protocol):
 
     def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None: ...
 
+    def published_version(self, node: str) -> str | None:
+        """The ContentAddress of the node's published artifact (None before any commit)."""
+        ...
+
     def get_value(self, key: str) -> Any | None: ...
 
     def put_value(self, key: str, value: Any) -> None: ...
@@ -74,8 +78,8 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def heads_from_ledger(receipts: list[dict[str, Any]], version: str | None) -> NodeHead:
-    """A NodeHead from a verified chain and the published version."""
+def heads_from_ledger(receipts: list[dict[str, Any]]) -> NodeHead:
+    """A NodeHead from a verified chain."""
     last = receipts[-1] if receipts else None
     last_ok = next((r for r in reversed(receipts) if r.get("status") != "failed"), None)
-    return NodeHead(last=last, last_ok=last_ok, version=version)
+    return NodeHead(last=last, last_ok=last_ok)

@@ -82,7 +82,7 @@ class FilesystemBackend:
         out: dict[str, NodeHead] = {}
         for node in nodes:
             receipts = self.ledger(node)
-            out[node] = heads_from_ledger(receipts, self._published_version(node))
+            out[node] = heads_from_ledger(receipts)
             self._heads[node] = out[node].hash
         return out
 
@@ -127,12 +127,12 @@ class FilesystemBackend:
             raise BackendError(f"version file {path} is corrupt (hash mismatch)")
         return frame
 
-    def _published_version(self, node: str) -> str | None:
+    def published_version(self, node: str) -> str | None:
         marker = self._node_dir(node) / "published" / ".version"
         return marker.read_text(encoding="utf-8").strip() if marker.exists() else None
 
     def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None:
-        if self._published_version(node) != address:
+        if self.published_version(node) != address:
             target = self._node_dir(node) / "published"
             replace_dir(target, {**files, ".version": address.encode() + b"\n"})
 

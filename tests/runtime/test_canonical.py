@@ -215,3 +215,20 @@ def test_upstream_version_files_round_trip(shared: Path) -> None:
         data = path.read_bytes()
         assert canonical.sha256_token(data) == "sha256:" + path.stem.removeprefix("sha256_")
         assert encode_frame(decode_frame(data)) == data
+
+
+# Strings built from the characters that could fool the in-place float fix-up.
+_adversarial_text = st.text(alphabet='5.0e-+,:[]{}"\\ 7', max_size=12)
+_adversarial = st.recursive(
+    _tricky_floats | _adversarial_text | st.integers(-10, 10),
+    lambda children: (
+        st.lists(children, max_size=6) | st.dictionaries(_adversarial_text, children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_adversarial)
+def test_float_fix_up_never_touches_strings(value: Any) -> None:
+    assert canonical_json(value) == rfc8785.dumps(value)
