@@ -134,12 +134,17 @@ def _options(
 ) -> EngineOptions:
     with _user_errors():
         clocked = frozenset(n for n in project.intent.order if project.cadence(n) is not None)
+    on_event: Callable[[Event], None] = progress
+    if project.backend.name == "in-context":
+        from .backends.incontext import Narrator
+
+        on_event = Narrator(lambda line: click.echo(line, err=True))
     return EngineOptions(
         jobs=jobs or project.config.jobs,
         timeout=timeout or project.config.timeout,
         checkpoint=_checkpoint(),
         clocked=clocked,
-        on_event=progress,
+        on_event=on_event,
     )
 
 

@@ -100,8 +100,9 @@ class RunDir:
         title: str,
         upstream: list[str],
         info: Mapping[str, Any],
+        runs_dir: Path | None = None,
     ) -> RunDir:
-        path = root / "runs" / run_id
+        path = (runs_dir or root / "runs") / run_id
         path.mkdir(parents=True, exist_ok=False)
         run = cls(path)
         for sub in ("sources", "workspace", "world-model/caller", "receipts", "agents"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,9 +149,14 @@ class Project:
             self.root.resolve().name,
         )
         info = {"kind": kind, "wakes": list(wakes), "backend": self.backend.name}
+        runs_dir = None
+        if getattr(self.backend, "ephemeral", False):
+            # nothing durable: the run's files live in a temporary folder
+            runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
         return RunDir.create(
             self.root,
             new_run_id(),
+            runs_dir=runs_dir,
             intent_bytes=canonical_json(dict(self.intent.raw)) + b"\n",
             sources=sources,
             root_source=root_source,

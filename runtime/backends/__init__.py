@@ -21,4 +21,16 @@ def open_backend(name: str, root: Path, env: Mapping[str, str] | None = None) ->
         from .filesystem import FilesystemBackend
 
         return FilesystemBackend(root / "state")
+    if name == "sqlite":
+        from .sqlite import SqliteBackend
+
+        return SqliteBackend(root / "state" / "prosec.db")
+    if name == "postgres":
+        from .postgres import PostgresBackend
+
+        return PostgresBackend.from_env(root, env or {})
+    if name == "in-context":
+        from .incontext import InContextBackend
+
+        return InContextBackend()
     raise BackendError(f"unknown backend {name!r}")

@@ -10,11 +10,13 @@ The run directory (workspace, staging, run ledgers, vm.log.md) always lives on d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..receipts import Finding, parse_ledger_hashed, verify_chain
 from ..reconciler import NodeHead
 
-__all__ = ["Backend", "BackendError", "ChainError", "heads_from_ledger"]
+__all__ = ["Backend", "BackendError", "ChainError", "heads_from_ledger", "verify_stored"]
 
 
 class BackendError(RuntimeError):
@@ -76,6 +78,27 @@ class Backend(Protocol):
     def drain(self) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+def verify_stored(node: str, lines: list[bytes], where: str) -> list[dict[str, Any]]:
+    """Verify a node's chain stored as canonical receipt lines (SQL backends); raise
+    BackendError naming the node and position of the first problems."""
+    data = b"".join(line + b"\n" for line in lines)
+    receipts, findings, hashes = parse_ledger_hashed(Path(where), data)
+    positions = [str(i) for i in range(1, len(receipts) + 1)]
+    chain, _ = verify_chain(
+        receipts, file=where, positions=positions, heads={node: None}, computed=hashes
+    )
+    findings += chain
+    findings += [
+        Finding(file=where, position=str(i), node=str(r.get("node")), message="foreign node")
+        for i, r in enumerate(receipts, start=1)
+        if r.get("node") != node
+    ]
+    if findings:
+        shown = "; ".join(str(f) for f in findings[:3])
+        raise BackendError(f"durable ledger of {node!r} cannot be trusted: {shown}")
+    return receipts
 
 
 def heads_from_ledger(receipts: list[dict[str, Any]]) -> NodeHead:

@@ -15,9 +15,7 @@ state/
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import secrets
 import time
 from collections.abc import Iterable, Mapping
@@ -29,6 +27,7 @@ from ..fsio import atomic_write_bytes, fsync_dir, replace_dir, safe_name
 from ..receipts import LedgerError, append_receipt, load_ledger
 from ..reconciler import NodeHead
 from .base import BackendError, ChainError, heads_from_ledger
+from .locks import FileLock
 
 __all__ = ["FilesystemBackend"]
 
@@ -40,7 +39,7 @@ class FilesystemBackend:
 
     def __init__(self, state: Path) -> None:
         self.state = state
-        self._lock_fd: int | None = None
+        self._lock = FileLock(state / ".lock")
         self._heads: dict[str, str | None] = {}
 
     def describe(self) -> str:
@@ -49,23 +48,10 @@ class FilesystemBackend:
     # -- lock -------------------------------------------------------------------------
 
     def try_lock(self) -> bool:
-        self.state.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.state / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._lock_fd = fd
-        return True
+        return self._lock.try_lock()
 
     def unlock(self) -> None:
-        if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock.unlock()
 
     # -- ledger -----------------------------------------------------------------------
 
