@@ -98,7 +98,8 @@ class Project:
 
     def recover(self) -> list[str]:
         """Roll forward commits a crash interrupted; returns the nodes recovered."""
-        remember_checked(self.root / MANIFEST, self.root / CACHE)
+        if not getattr(self.backend, "ephemeral", False):
+            remember_checked(self.root / MANIFEST, self.root / CACHE)
         recovered = []
         for node, record in self.backend.pendings().items():
             receipt = record["receipt"]

@@ -136,6 +136,5 @@ def test_cli_in_context_narrates_and_keeps_nothing(tmp_path: Path) -> None:
         "∥ [b✓ c✓] done",
         "2→ d ✓",
     ] or result.stderr.splitlines()[1:3] == ["∥ [c b]", "∥ [c✓ b✓] done"]
-    assert (
-        not (fixture.root / "runs").exists() and not (fixture.root / "state/world-model").exists()
-    )
+    assert not (fixture.root / "runs").exists()
+    assert not (fixture.root / "state").exists()
