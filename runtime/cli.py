@@ -2,7 +2,7 @@
 
 Exit codes: 0 ok, 1 a render failed or verification found problems, 2 usage or I/O
 error (bad flags, missing manifest, unreadable state, lock held), 3 internal error.
-This module and compiler/cli.py are the only readers of os.environ.
+The runtime CLI modules (cli*.py) and compiler/cli.py are the only readers of os.environ.
 """
 
 from __future__ import annotations
@@ -12,37 +12,25 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from .backends import BackendError
 from .canonical import token
-from .config import ConfigError
+from .cli_common import EXIT_FAILED, EXIT_OK
+from .cli_common import fail as _fail
+from .cli_common import json_opt as _json_opt
+from .cli_common import root_arg as _root_arg
+from .cli_common import root_opt as _root_opt
+from .cli_common import user_errors as _user_errors
 from .executor import EngineOptions, Event, RunSummary
-from .fsio import PathEscapeError
-from .intent import IntentError
-from .receipts import LedgerError
 from .reconciler import Wake
-from .renders import BindingError, parse_cli_binding
+from .renders import parse_cli_binding
 from .runs import RunDir, resolve_run
-from .session import Project, SessionError, open_project
+from .session import Project, open_project
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-USER_ERRORS = (
-    SessionError,
-    IntentError,
-    ConfigError,
-    BackendError,
-    BindingError,
-    PathEscapeError,
-    LedgerError,
-    FileNotFoundError,
-    PermissionError,
-)
 CRASH_POINTS = (
     "after-render",
     "after-version",
@@ -52,19 +40,6 @@ CRASH_POINTS = (
     "after-publish",
     "after-log",
 )
-
-
-def _fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    click.echo(f"prosec: error: {message}", err=True)
-    sys.exit(code)
-
-
-@contextmanager
-def _user_errors() -> Iterator[None]:
-    try:
-        yield
-    except USER_ERRORS as exc:
-        _fail(str(exc))
 
 
 def _checkpoint() -> Callable[[str, str], None]:
@@ -259,27 +234,6 @@ def _serve(
         return code
 
 
-def _root_arg(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.argument("root", required=False, default=".", type=click.Path(path_type=Path))(
-        func
-    )
-
-
-def _root_opt(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--root",
-        "root",
-        default=".",
-        type=click.Path(path_type=Path),
-        show_default=True,
-        help="The OpenProse root.",
-    )(func)
-
-
-def _json_opt(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(func)
-
-
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--render",
@@ -453,149 +407,7 @@ def resume(
         sys.exit(_report(project, run_dir, summary, as_json))
 
 
-def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+# Inspection commands live in cli_inspect.py; re-exported for LAZY_COMMANDS.
+from .cli_inspect import inspect, receipts, status  # noqa: E402
 
-
-@click.command("status")
-@_root_arg
-@click.option("--backend", type=click.Choice(["filesystem", "sqlite", "postgres", "in-context"]))
-@_json_opt
-def status(root: Path, backend: str | None, as_json: bool) -> None:
-    """Show the active compiled intent, each node's last receipt, and recent runs."""
-    from .inspection import status as gather
-
-    with _user_errors():
-        project = open_project(root, backend=backend, env=dict(os.environ))
-        data = gather(project.root, project.intent, project.backend)
-    if as_json:
-        _echo_json(data)
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    intent = data["intent"]
-    console.print(f"[bold]{data['root']}[/bold] — {data['backend']}")
-    console.print(f"compiled intent: {intent['nodes']} nodes, {intent['edges']} edges")
-    table = Table("node", "last", "version", "receipts", "wake")
-    for node in data["nodes"]:
-        last = node["status"]
-        if "error" in node:
-            last += f" ({node['error']})"
-        table.add_row(
-            node["node"],
-            last,
-            (node["version"] or "—")[7:19],
-            str(node["receipts"]),
-            node["wake_source"],
-        )
-    console.print(table)
-    if data["pending_commits"]:
-        console.print(f"interrupted commits (run `prosec resume`): {data['pending_commits']}")
-    for item in data["runs"]:
-        console.print(f"run {item['run_id']}: {item['state']}")
-
-
-@click.command("inspect")
-@click.argument("run_ref", metavar="RUN")
-@_root_opt
-@_json_opt
-def inspect(run_ref: str, root: Path, as_json: bool) -> None:
-    """Explain a run: what rendered, skipped or failed and why, in wave order.
-
-    RUN is a run id, ~/id, or a path to a run directory (old `.prose/runs/{id}` too).
-    """
-    from .inspection import inspect_run
-
-    with _user_errors():
-        legacy = Path(run_ref)
-        if (legacy / "state.md").is_file():
-            data = inspect_run(legacy)
-        else:
-            data = inspect_run(resolve_run(root.resolve(), run_ref))
-    if as_json:
-        _echo_json(data)
-        return
-    click.echo(f"run {data['run_id']}: {data['state']}")
-    if data.get("legacy"):
-        for binding in data["bindings"]:
-            click.echo(f"  binding {binding['name']} ({binding['kind']})")
-        return
-    for line in data["header"]:
-        click.echo(f"  {line}")
-    for index, wave in enumerate(data["waves"], start=1):
-        click.echo(f"wave {index} (event {wave['event']}): {', '.join(wave['nodes'])}")
-    for event in data["events"]:
-        click.echo(
-            f"  {event['event']:>4} {event['node']}: {event.get('status', event['marker'])}"
-            f" — {event.get('why', '')}"
-        )
-
-
-@click.group("receipts")
-def receipts() -> None:
-    """List or verify receipt ledgers."""
-
-
-@receipts.command("list")
-@_root_arg
-@click.option("--node", help="Only this node's chain.")
-@click.option("--backend", type=click.Choice(["filesystem", "sqlite", "postgres", "in-context"]))
-@_json_opt
-def receipts_list(root: Path, node: str | None, backend: str | None, as_json: bool) -> None:
-    """List the durable receipts of every node (or one), oldest first."""
-    from .inspection import list_receipts
-
-    with _user_errors():
-        project = open_project(root, backend=backend, env=dict(os.environ))
-        if node is not None and node not in project.intent.nodes:
-            _fail(f"--node {node!r} is not a node of the compiled intent")
-        items = list_receipts(project.intent, project.backend, node)
-    if as_json:
-        _echo_json(items)
-        return
-    for item in items:
-        click.echo(
-            f"{item['node']}#{item['index']} {item['status']:<8} {item['hash'][7:19]} {item['why']}"
-        )
-
-
-@receipts.command("verify")
-@click.argument("path", type=click.Path(path_type=Path))
-@_json_opt
-def receipts_verify(path: Path, as_json: bool) -> None:
-    """Verify ledgers and versions under PATH: a run, state/, a .jsonl, receipts.json, a .bin.
-
-    Every content_hash must recompute, every prev chain hold, every version frame hash
-    to its name and re-encode byte-identically. Exit 1 on any finding.
-    """
-    from .verify import verify_path
-
-    if not path.exists():
-        _fail(f"{path}: no such file or directory")
-    report = verify_path(path)
-    if as_json:
-        _echo_json(
-            {
-                "ok": report.ok,
-                "ledgers": report.ledgers,
-                "receipts": report.receipts,
-                "versions": report.versions,
-                "findings": [
-                    {"file": f.file, "position": f.position, "node": f.node, "message": f.message}
-                    for f in report.findings
-                ],
-            }
-        )
-    else:
-        for finding in report.findings:
-            click.echo(str(finding), err=True)
-        click.echo(
-            f"{report.ledgers} ledger(s), {report.receipts} receipt(s), "
-            f"{report.versions} version(s): "
-            f"{'ok' if report.ok else str(len(report.findings)) + ' problem(s)'}"
-        )
-    if report.ledgers + report.versions == 0:
-        _fail(f"{path}: no ledgers or versions found to verify")
-    sys.exit(EXIT_OK if report.ok else EXIT_FAILED)
+__all__ = ["inspect", "receipts", "resume", "run", "status", "tick", "trigger"]

@@ -1,21 +1,5 @@
-"""Executes reconciler plans: renders (in parallel, bounded) and commit-and-sign.
-
-Commit-and-sign of one node, in crash-safe order (each step idempotent on recovery):
-
-1. read the staging folder → OPWM1 frame and ContentAddress; structured truth;
-   canonicalizer → FingerprintMap; postcondition validator + attestations;
-2. compare with the node's current tokens → rendered / skipped (or failed);
-3. store the version blob (content-addressed, harmless if orphaned);
-4. write the pending record (the full receipt: the write-ahead log);
-5. append the receipt to the durable ledger — the commit point;
-6. append it to the run ledger; publish world-model (durable and run) with `.version`;
-7. append the vm.log.md marker; drop the pending record.
-
-A crash anywhere leaves either no pending record (nothing happened) or one that
-`recover()` rolls forward. Crash points (for tests) are checkpoints named
-after-render, after-version, after-pending, after-ledger, after-run-ledger,
-after-publish and after-log.
-"""
+"""Executes reconciler plans: waves of renders (parallel, bounded by --jobs) and their
+commits (commit.py), in the main thread, with crash checkpoints around each step."""
 
 from __future__ import annotations
 
@@ -28,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from .backends.base import Backend
-from .canonical import content_address, decode_frame, encode_frame, token
-from .canonicalizer import fingerprint
-from .fsio import PathEscapeError, atomic_write_bytes, read_tree
+from .canonical import decode_frame, token
+from .commit import commit_and_sign, evaluate
+from .fsio import atomic_write_bytes
 from .intent import Intent
-from .postconditions import ATTEST_FILE, check, read_attestation
+from .postconditions import ATTEST_FILE
 from .receipts import build_receipt
 from .reconciler import (
     Decision,
@@ -41,13 +25,11 @@ from .reconciler import (
     decide,
     input_fingerprints,
     input_slots,
-    moved_facets,
     plan_wave,
     subscribers_woken,
 )
 from .renders import Renderer, RenderOutcome, RenderRequest
 from .runs import RunDir, utc_now
-from .truth import TruthError, build_truth
 
 __all__ = ["Engine", "EngineOptions", "Event", "RunSummary"]
 
@@ -363,39 +345,6 @@ class Engine:
 
     # -- commit-and-sign ------------------------------------------------------------------
 
-    def _evaluate(
-        self, run: RunDir, node: str, outcome: RenderOutcome
-    ) -> tuple[str, dict[str, str], dict[str, bytes] | None, dict[str, Any]]:
-        """status, fingerprints, files to publish (rendered only), semantic_diff."""
-        spec = self.intent.nodes[node]
-        head = self.heads[node]
-        prior = head.fingerprints(spec.facets)
-        workspace = run.workspace(node)
-        error_file = workspace / "__error.md"
-        if outcome.ok and error_file.exists():
-            outcome = RenderOutcome(ok=False, error=_error_name(error_file), detail="__error.md")
-        if not outcome.ok:
-            return "failed", prior, None, _failure(outcome.error or "error", outcome.detail)
-        try:
-            files = read_tree(run.staging(node))
-            truth = build_truth(files)
-        except (TruthError, PathEscapeError) as exc:
-            return "failed", prior, None, _failure("invalid-artifact", str(exc))
-        tokens = fingerprint(spec.spec, truth.value, spec.facets)
-        attested, problem = read_attestation(workspace)
-        violations = check(spec.validator, truth.value, attested)
-        if violations:
-            kinds = {v.kind for v in violations}
-            name = "missing-attestation" if kinds == {"attestation"} else "postcondition"
-            reason = "; ".join(str(v) for v in violations)
-            if problem:
-                reason += f"; {problem}"
-            return "failed", prior, None, _failure(name, reason)
-        moved = moved_facets(prior, tokens, spec.facets)
-        if not moved:
-            return "skipped", tokens, None, {}
-        return "rendered", tokens, files, {"changed": moved}
-
     def _commit_render(
         self,
         run: RunDir,
@@ -407,7 +356,9 @@ class Engine:
         wakes: dict[str, Wake],
     ) -> None:
         node = job.node
-        status, tokens, files, diff = self._evaluate(run, node, outcome)
+        status, tokens, files, diff = evaluate(
+            self.intent.nodes[node], self.heads[node], run, outcome
+        )
         receipt = build_receipt(
             node=node,
             prev=self.heads[node].hash,
@@ -474,46 +425,12 @@ class Engine:
         files: dict[str, bytes] | None,
         marker: str,
     ) -> None:
-        checkpoint = self.options.checkpoint
-        address = None
-        if files is not None:
-            frame = encode_frame(files)
-            address = content_address(files)
-            self.backend.put_version(node, address, frame)
-            checkpoint("after-version", node)
-        record = {"run_id": run.run_id, "receipt": receipt, "version": address, "marker": marker}
-        self.backend.put_pending(node, record)
-        checkpoint("after-pending", node)
-        self.backend.append_receipt(run.run_id, receipt)
-        checkpoint("after-ledger", node)
-        run.append_receipt(node, receipt)
-        checkpoint("after-run-ledger", node)
-        if files is not None and address is not None:
-            self.backend.set_published(node, address, files)
-            run.materialize(node, address, files)
-            checkpoint("after-publish", node)
-        run.log(marker)
-        checkpoint("after-log", node)
-        self.backend.clear_pending(node)
+        address = commit_and_sign(
+            self.backend, run, node, receipt, files, marker, self.options.checkpoint
+        )
         head = self.heads[node]
         self.heads[node] = NodeHead(
             last=receipt, last_ok=receipt if receipt["status"] != "failed" else head.last_ok
         )
         if address is not None:
             self._versions[node] = address
-
-
-def _failure(name: str, reason: str) -> dict[str, Any]:
-    return {"error": name, "reason": reason[:2000]}
-
-
-def _error_name(path: Path) -> str:
-    """`# Error: no-results` → `no-results` (the seed's __error.md convention)."""
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        text = line.strip().lstrip("#").strip()
-        if text.lower().startswith("error:"):
-            name = "-".join(text[6:].split()).lower()
-            return name[:60] or "error"
-        if text:
-            break
-    return "error"
