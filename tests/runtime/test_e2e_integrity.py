@@ -151,3 +151,13 @@ def test_inspect_reads_the_old_prose_layout(tmp_path: Path) -> None:
     assert data["legacy"] and data["program"] == "feature.prose"
     assert data["bindings"] == [{"name": "research", "kind": "let"}]
     assert data["agents"] == ["captain"]
+
+
+def test_tampered_published_file_and_run_ledger_are_detected(tmp_path: Path) -> None:
+    project = chain(tmp_path)
+    published = project.root / "state/world-model/a/published/truth.json"
+    published.write_text(published.read_text().replace("2", "3"))
+    verify = project.prosec("receipts", "verify", ".", "--json")
+    assert verify.returncode == 1
+    (finding,) = json.loads(verify.stdout)["findings"]
+    assert finding["node"] == "a" and finding["position"] == ".version"
