@@ -89,7 +89,8 @@ def append_line(path: Path, line: bytes) -> None:
 
 def safe_name(name: str, what: str = "name") -> str:
     """Check a single path segment taken from untrusted input (a node name, a file name)."""
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name:
+    unsafe = any(ord(char) < 0x20 or char in "/\\\x7f" for char in name)
+    if not name or name in (".", "..") or unsafe:
         raise PathEscapeError(f"{what} {name!r} is not a safe single path segment")
     return name
 

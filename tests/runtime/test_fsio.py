@@ -33,7 +33,7 @@ def test_append_line(tmp_path: Path) -> None:
         append_line(path, b"a\nb")
 
 
-@pytest.mark.parametrize("bad", ["", ".", "..", "a/b", "a\\b", "x\x00"])
+@pytest.mark.parametrize("bad", ["", ".", "..", "a/b", "a\\b", "x\x00", "a\nb", "t\tab"])
 def test_safe_name_refuses(bad: str) -> None:
     with pytest.raises(PathEscapeError):
         safe_name(bad)
