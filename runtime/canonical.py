@@ -27,7 +27,14 @@ import math
 import re
 import struct
 from collections.abc import Iterable, Mapping
+from types import ModuleType
 from typing import Any
+
+_orjson: ModuleType | None
+try:  # optional accelerator; the stdlib encoder is the always-available fallback
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _orjson = None
 
 __all__ = [
     "FRAME_MAGIC",
@@ -76,9 +83,16 @@ _NUMBER_BYTES = frozenset(b"0123456789+-.e")
 _DIGITS = frozenset(b"0123456789")
 
 
-def canonical_json(value: Any) -> bytes:
-    """Return the RFC 8785 canonical JSON bytes of `value` (fast path with proof)."""
-    data = _fast(value)
+def canonical_json(value: Any, *, finite: bool = False) -> bytes:
+    """Return the RFC 8785 canonical JSON bytes of `value` (fast path with proof).
+
+    `finite=True` promises the value holds no NaN or infinity (it came from strict JSON
+    parsing, as every structured truth does); it enables the orjson encoder, which would
+    write NaN as null instead of refusing it.
+    """
+    data = _orjson_fast(value) if finite and _orjson is not None else None
+    if data is None:
+        data = _fast(value)
     if data is not None:
         return data
     # Something differs from RFC 8785 somewhere: re-encode container by container, so
@@ -86,6 +100,17 @@ def canonical_json(value: Any) -> bytes:
     parts: list[str] = []
     _emit(value, parts, hybrid=True)
     return "".join(parts).encode("utf-8", "surrogatepass")
+
+
+def _orjson_fast(value: Any) -> bytes | None:
+    """orjson's bytes, repaired like `_fast`'s; None when it cannot encode the value
+    (integers beyond 64 bits, lone surrogates, non-string keys)."""
+    assert _orjson is not None
+    try:
+        data: bytes = _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS)
+    except (TypeError, _orjson.JSONEncodeError):
+        return None
+    return _repair(data)
 
 
 def _fast(value: Any) -> bytes | None:
@@ -96,6 +121,12 @@ def _fast(value: Any) -> bytes | None:
     except (TypeError, ValueError, RecursionError, UnicodeEncodeError):
         # not JSON, NaN, too deep, or a lone surrogate (escaped the ECMAScript way)
         return None
+    return _repair(data)
+
+
+def _repair(data: bytes) -> bytes | None:
+    """Bytes from a sorted-keys encoder made RFC 8785: float tokens rewritten in place;
+    None when a supplementary-plane character could reorder keys (UTF-16 order)."""
     if _SUPPLEMENTARY.search(data) is not None:
         return None  # keys might sort differently by UTF-16 code units
     if _POINT_ZERO.search(data) is None and _EXPONENT.search(data) is None:

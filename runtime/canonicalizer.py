@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .canonical import canonical_json, token
+from .canonical import canonical_json, sha256_token, token
 
 __all__ = [
     "ATOMIC",
@@ -414,16 +414,16 @@ def _quantize(number: float, quantum: decimal.Decimal) -> int | float:
 def _project(value: Any, states: tuple[_Node, ...]) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
-        for key, item in value.items():
-            nxt = _step(states, key)
-            if not nxt:
-                continue
-            if _matched(nxt):
-                out[key] = item
-                continue
-            sub = _project(item, nxt)
-            if sub is not _MISSING:
-                out[key] = sub
+        plan = _literal_plan(states)
+        if plan is not None:  # visit only the keys a path names
+            for key, nxt, _drop, rules in plan:
+                if key in value:
+                    _project_key(out, key, value[key], nxt, bool(rules))
+        else:
+            for key, item in value.items():
+                nxt = _step(states, key)
+                if nxt:
+                    _project_key(out, key, item, nxt, bool(_matched(nxt)))
         return out if out else _MISSING
     if isinstance(value, list):
         items = [_project(item, states) for item in value]
@@ -432,10 +432,32 @@ def _project(value: Any, states: tuple[_Node, ...]) -> Any:
     return _MISSING
 
 
-def fingerprint(spec: CanonicalizerSpec, truth: Any, facets: Iterable[str]) -> dict[str, str]:
-    """Return the FingerprintMap: `@atomic` always, plus one token per listed facet."""
+@functools.lru_cache(maxsize=4096)
+def _facet_trie(paths: tuple[tuple[str, ...], ...]) -> _Trie:
+    """Tries are immutable once built, so one per distinct facet path set is enough."""
+    return _Trie.build(Rule(path=path, material=True) for path in paths)
+
+
+def _project_key(
+    out: dict[str, Any], key: str, item: Any, nxt: tuple[_Node, ...], whole: bool
+) -> None:
+    if whole:
+        out[key] = item
+        return
+    sub = _project(item, nxt)
+    if sub is not _MISSING:
+        out[key] = sub
+
+
+def fingerprint(
+    spec: CanonicalizerSpec, truth: Any, facets: Iterable[str], *, finite: bool = False
+) -> dict[str, str]:
+    """Return the FingerprintMap: `@atomic` always, plus one token per listed facet.
+
+    `finite=True` (for truths from `build_truth`, which refuses NaN and infinity)
+    enables the fastest canonical encoder."""
     with no_gc():
-        return _fingerprint(spec, truth, facets)
+        return _fingerprint(spec, truth, facets, finite)
 
 
 @contextlib.contextmanager
@@ -451,13 +473,18 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _fingerprint(spec: CanonicalizerSpec, truth: Any, facets: Iterable[str]) -> dict[str, str]:
+def _fingerprint(
+    spec: CanonicalizerSpec, truth: Any, facets: Iterable[str], finite: bool
+) -> dict[str, str]:
+    def token(value: Any) -> str:
+        return sha256_token(canonical_json(value, finite=finite))
+
     reduced = reduce(spec, truth)
     tokens = {ATOMIC: token(reduced)}
     for facet in facets:
         if facet == ATOMIC:
             continue
-        trie = _Trie.build(Rule(path=path, material=True) for path in spec.facet_paths(facet))
+        trie = _facet_trie(spec.facet_paths(facet))
         projected = _project(reduced, trie.start)
         tokens[facet] = token({} if projected is _MISSING else projected)
     return tokens

@@ -55,7 +55,7 @@ def evaluate(
         truth = build_truth(files)
     except (TruthError, PathEscapeError) as exc:
         return "failed", prior, None, _failure("invalid-artifact", str(exc))
-    tokens = fingerprint(spec.spec, truth.value, spec.facets)
+    tokens = fingerprint(spec.spec, truth.value, spec.facets, finite=True)
     attested, problem = read_attestation(workspace)
     violations = check(spec.validator, truth.value, attested)
     if violations:

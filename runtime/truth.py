@@ -14,6 +14,7 @@ This module is the runtime's only user of PyYAML.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -102,6 +103,11 @@ def _key_path(stem: str) -> list[str]:
     return keys
 
 
+def _refuse_constant(name: str) -> Any:
+    # Python's json accepts NaN and Infinity; JSON (and every token) does not.
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _decode(path: str, content: bytes) -> str:
     try:
         return content.decode("utf-8")
@@ -112,9 +118,11 @@ def _decode(path: str, content: bytes) -> str:
 def _parse_structured(path: str, content: bytes, suffix: str) -> Any:
     if suffix == ".json":
         try:
-            return json.loads(content)
+            return json.loads(content, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise TruthError(path, f"line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+        except ValueError as exc:
+            raise TruthError(path, str(exc)) from exc
         except UnicodeDecodeError as exc:
             raise TruthError(path, f"is not UTF-8 text (byte {exc.start})") from exc
     return _load_yaml(path, _decode(path, content))
@@ -133,6 +141,8 @@ def _load_yaml(path: str, text: str, line_offset: int = 0) -> Any:
 
 def _jsonable(path: str, value: Any) -> Any:
     # YAML can produce dates, sets and non-string keys; the truth must be plain JSON.
+    if isinstance(value, float) and not math.isfinite(value):
+        raise TruthError(path, f"YAML value {value!r} is not a JSON number")
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list | tuple):

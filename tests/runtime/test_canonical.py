@@ -232,3 +232,21 @@ _adversarial = st.recursive(
 @given(_adversarial)
 def test_float_fix_up_never_touches_strings(value: Any) -> None:
     assert canonical_json(value) == rfc8785.dumps(value)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_json_values)
+def test_orjson_path_matches_rfc8785(value: Any) -> None:
+    assert canonical_json(value, finite=True) == rfc8785.dumps(value)
+
+
+@settings(max_examples=800, deadline=None)
+@given(_adversarial)
+def test_orjson_path_float_fix_up(value: Any) -> None:
+    assert canonical_json(value, finite=True) == rfc8785.dumps(value)
+
+
+def test_orjson_path_falls_back_for_what_it_cannot_encode() -> None:
+    value = {"big": 123456789012345678901, "s": "\ud800", "f": 5.0}
+    expected = b'{"big":123456789012345678901,"f":5,"s":"\\ud800"}'
+    assert canonical_json(value, finite=True) == canonical_json_slow(value) == expected

@@ -59,3 +59,12 @@ def test_parse_errors_name_file_and_line() -> None:
 
 def test_yaml_dates_become_strings() -> None:
     assert build_truth({"d.yaml": b"when: 2026-01-02\n"}).value == {"d": {"when": "2026-01-02"}}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [{"a.json": b'{"x": NaN}'}, {"a.json": b"[Infinity]"}, {"a.yaml": b"x: .nan\n"}],
+)
+def test_non_finite_numbers_are_refused(files: dict[str, bytes]) -> None:
+    with pytest.raises(TruthError, match="not a JSON number"):
+        build_truth(files)
