@@ -30,6 +30,7 @@ from .reconciler import Wake
 from .renders import parse_cli_binding
 from .runs import RunDir, resolve_run
 from .session import Project, open_project
+from .terminal import Progress
 
 CRASH_POINTS = (
     "after-render",
@@ -69,43 +70,8 @@ def _open(root: Path, backend: str | None, renders: tuple[str, ...]) -> Project:
     return project
 
 
-class _Progress:
-    """rich progress on a terminal; silent otherwise."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.progress: Any = None
-        self.task: Any = None
-        if enabled:
-            from rich.progress import BarColumn, Progress, TextColumn
-
-            self.progress = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                TextColumn("{task.completed}/{task.total}"),
-                transient=True,
-            )
-
-    def __enter__(self) -> _Progress:
-        if self.progress is not None:
-            self.progress.start()
-            self.task = self.progress.add_task("reconciling", total=0)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-
-    def __call__(self, event: Event) -> None:
-        if self.progress is None:
-            return
-        if event.kind == "wave":
-            self.progress.update(self.task, total=self.progress.tasks[0].total + event.total)
-        elif event.kind in ("rendered", "skipped", "failed") and event.node:
-            self.progress.update(self.task, advance=1, description=f"{event.node} {event.kind}")
-
-
 def _options(
-    project: Project, jobs: int | None, timeout: float | None, progress: _Progress
+    project: Project, jobs: int | None, timeout: float | None, progress: Progress
 ) -> EngineOptions:
     with _user_errors():
         clocked = frozenset(n for n in project.intent.order if project.cadence(n) is not None)
@@ -293,12 +259,16 @@ def run(
         with _user_errors():
             now = dt.datetime.now(dt.UTC)
             wakes = [{"node": n, "source": "self", "refs": []} for n in project.due_nodes(now)]
-    with _Progress(sys.stderr.isatty() and not as_json) as progress:
+    with Progress(sys.stderr.isatty() and not as_json) as progress:
         options = _options(project, jobs, timeout, progress)
         code = _serve(
             project, kind="run", wakes=wakes, inputs=given, options=options, as_json=as_json
         )
     sys.exit(code)
+
+
+def _no_constant(name: str) -> Any:
+    _fail(f"--data: {name} is not a JSON number")
 
 
 def _load_data(text: str) -> Any:
@@ -309,7 +279,7 @@ def _load_data(text: str) -> Any:
         except (OSError, UnicodeDecodeError) as exc:
             _fail(f"--data {text}: cannot read: {exc}")
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         _fail(f"--data: not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}")
 
@@ -340,7 +310,7 @@ def trigger(
     wake = {"node": gateway, "source": "external", "refs": [token(value)], "data": value}
     with _user_errors():
         project.backend.enqueue(wake)
-    with _Progress(sys.stderr.isatty() and not as_json) as progress:
+    with Progress(sys.stderr.isatty() and not as_json) as progress:
         options = _options(project, jobs, timeout, progress)
         code = _serve(
             project, kind="trigger", wakes=[], inputs={}, options=options, as_json=as_json
@@ -367,7 +337,7 @@ def tick(
         _fail(f"tick: {node!r} is not a node of the compiled intent")
     with _user_errors():
         project.backend.enqueue({"node": node, "source": "self", "refs": []})
-    with _Progress(sys.stderr.isatty() and not as_json) as progress:
+    with Progress(sys.stderr.isatty() and not as_json) as progress:
         options = _options(project, jobs, timeout, progress)
         code = _serve(project, kind="tick", wakes=[], inputs={}, options=options, as_json=as_json)
     sys.exit(code)
@@ -395,7 +365,7 @@ def resume(
             sys.exit(EXIT_OK)
         if not project.backend.try_lock():
             _fail("another prosec runner holds this root's state lock; try again later")
-        with _Progress(sys.stderr.isatty() and not as_json) as progress:
+        with Progress(sys.stderr.isatty() and not as_json) as progress:
             try:
                 project.recover()
                 pending, wakes = project.resume_plan(run_dir)

@@ -35,30 +35,22 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
     if as_json:
         _echo_json(data)
         return
-    from rich.console import Console
-    from rich.table import Table
+    from .terminal import print_status
 
-    console = Console()
     intent = data["intent"]
-    console.print(f"[bold]{data['root']}[/bold] — {data['backend']}")
-    console.print(f"compiled intent: {intent['nodes']} nodes, {intent['edges']} edges")
-    table = Table("node", "last", "version", "receipts", "wake")
+    header = [
+        f"[bold]{data['root']}[/bold] — {data['backend']}",
+        f"compiled intent: {intent['nodes']} nodes, {intent['edges']} edges",
+    ]
+    rows = []
     for node in data["nodes"]:
-        last = node["status"]
-        if "error" in node:
-            last += f" ({node['error']})"
-        table.add_row(
-            node["node"],
-            last,
-            (node["version"] or "—")[7:19],
-            str(node["receipts"]),
-            node["wake_source"],
-        )
-    console.print(table)
+        last = node["status"] + (f" ({node['error']})" if "error" in node else "")
+        version = (node["version"] or "—")[7:19]
+        rows.append([node["node"], last, version, str(node["receipts"]), node["wake_source"]])
+    footer = [f"run {item['run_id']}: {item['state']}" for item in data["runs"]]
     if data["pending_commits"]:
-        console.print(f"interrupted commits (run `prosec resume`): {data['pending_commits']}")
-    for item in data["runs"]:
-        console.print(f"run {item['run_id']}: {item['state']}")
+        footer.insert(0, f"interrupted commits (`prosec resume`): {data['pending_commits']}")
+    print_status(header, rows, footer)
 
 
 @click.command("inspect")

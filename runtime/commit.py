@@ -30,7 +30,7 @@ from .postconditions import check, read_attestation
 from .reconciler import NodeHead, moved_facets
 from .renders import RenderOutcome
 from .runs import RunDir
-from .truth import TruthError, build_truth
+from .truth import build_truth
 
 __all__ = ["commit_and_sign", "evaluate"]
 
@@ -52,8 +52,9 @@ def evaluate(
         return "failed", prior, None, _failure(outcome.error or "error", outcome.detail)
     try:
         files = read_tree(run.staging(node))
+        content_address(files)  # every path must normalize and encode
         truth = build_truth(files)
-    except (TruthError, PathEscapeError) as exc:
+    except (ValueError, PathEscapeError) as exc:  # TruthError, PathError, bad encodings
         return "failed", prior, None, _failure("invalid-artifact", str(exc))
     tokens = fingerprint(spec.spec, truth.value, spec.facets, finite=True)
     attested, problem = read_attestation(workspace)
