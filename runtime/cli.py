@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable
@@ -118,6 +119,12 @@ def _report(project: Project, run: RunDir, summary: RunSummary, as_json: bool) -
     return code
 
 
+def _discard_if_ephemeral(project: Project, run: RunDir) -> None:
+    """In-context runs keep nothing: drop their temporary run folder once reported."""
+    if getattr(project.backend, "ephemeral", False):
+        shutil.rmtree(run.path.parent, ignore_errors=True)
+
+
 def _process(
     project: Project,
     *,
@@ -181,6 +188,7 @@ def _serve(
         finally:
             project.backend.unlock()
         code = _report(project, run, summary, as_json)
+        _discard_if_ephemeral(project, run)
         while project.backend.try_lock():
             try:
                 queued = project.backend.drain()
@@ -197,6 +205,7 @@ def _serve(
             finally:
                 project.backend.unlock()
             code = max(code, _report(project, run, summary, as_json))
+            _discard_if_ephemeral(project, run)
         return code
 
 

@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from prosec.runtime.schemas import validate
+
 from .project import PROSEC, Project, intent
 
 GATEWAY = {"wake_source": "external"}
@@ -68,6 +70,9 @@ def test_cold_start_renders_everything_with_the_seed_layout(tmp_path: Path) -> N
     assert log[-1].startswith("---end ")
     verify = project.prosec("receipts", "verify", ".")
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    for node in "gbcd":
+        for receipt in project.ledger(node):
+            assert validate(receipt, "receipt.schema.json") == []
 
 
 def test_unchanged_rerun_renders_nothing(tmp_path: Path) -> None:
