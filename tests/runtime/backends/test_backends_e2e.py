@@ -4,6 +4,7 @@ integrity and security checks (tamper detection, connection-string redaction).""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def reconcile(root: Path, factory: Factory) -> tuple[Project, list[str]]:
         project.finish(run, summary)
     finally:
         project.backend.unlock()
+    if getattr(project.backend, "ephemeral", False):
+        shutil.rmtree(run.path.parent)
     return project, summary.rendered
 
 
