@@ -33,7 +33,9 @@ def _why(receipt: dict[str, Any]) -> str:
     if status == "rendered":
         return f"{cause}; facets moved: {', '.join(diff.get('changed', [])) or '@atomic'}"
     if status == "skipped":
-        return f"{cause}; nothing material moved (memo hit or identical truth)"
+        if receipt.get("cost", {}).get("provider") == "none":
+            return f"{cause}; memo hit: contract and inputs unchanged, not rendered"
+        return f"{cause}; rendered, but no material fingerprint moved"
     return f"{cause}; {diff.get('error', 'error')}: {diff.get('reason', '')}".rstrip(": ")
 
 

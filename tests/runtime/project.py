@@ -107,7 +107,8 @@ class Project:
         self, *args: str, env: dict[str, str] | None = None, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, **(env or {})}
-        full_env.pop("PROSEC_CRASH_AT", None) if not env or "PROSEC_CRASH_AT" not in env else None
+        if env is None or "PROSEC_CRASH_AT" not in env:
+            full_env.pop("PROSEC_CRASH_AT", None)
         return subprocess.run(
             [str(PROSEC), *args],
             cwd=self.root,
