@@ -19,6 +19,13 @@ LAZY_COMMANDS: dict[str, str] = {
     "explain": "prosec.compiler.commands.explain:explain_command",
     "graph": "prosec.compiler.commands.graph:graph_command",
     "lsp": "prosec.compiler.commands.lsp:lsp",
+    "run": "prosec.runtime.cli:run",
+    "trigger": "prosec.runtime.cli:trigger",
+    "tick": "prosec.runtime.cli:tick",
+    "resume": "prosec.runtime.cli:resume",
+    "status": "prosec.runtime.cli:status",
+    "inspect": "prosec.runtime.cli:inspect",
+    "receipts": "prosec.runtime.cli:receipts",
 }
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

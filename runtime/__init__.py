@@ -1,3 +1,29 @@
-"""prosec.runtime: canonical JSON, content addresses, receipts, state and the reconciler."""
+"""prosec.runtime: canonical JSON, content addresses, receipts, state and the reconciler.
 
-__all__: list[str] = []
+Only the dependency-free canonical layer is re-exported here, so `import prosec.runtime`
+stays cheap for the compiler; the rest lives in its modules (session, executor, cli…).
+"""
+
+from .canonical import (
+    CanonicalError,
+    PathError,
+    canonical_json,
+    content_address,
+    decode_frame,
+    encode_frame,
+    normalize_path,
+    sha256_token,
+    token,
+)
+
+__all__ = [
+    "CanonicalError",
+    "PathError",
+    "canonical_json",
+    "content_address",
+    "decode_frame",
+    "encode_frame",
+    "normalize_path",
+    "sha256_token",
+    "token",
+]

@@ -1,1 +1,151 @@
-"""placeholder"""
+"""Pluggable renders: what runs when a node renders, and how a node's render is bound.
+
+A binding is a table with a `kind` and kind-specific keys, taken (first match wins) from
+a `--render NODE=KIND:VALUE` CLI flag, prose.toml `[render.<node>]`, the compiled
+intent's topology node `render` object, or prose.toml `[render.default]`:
+
+| kind      | keys                                                                          |
+|-----------|-------------------------------------------------------------------------------|
+| command   | `command` (string, split like a shell does, or list), `env` (table), `timeout` |
+| python    | `callable` = "module:function" (ROOT is importable), `timeout`                |
+| agent     | `command` template ({prompt_file} {node} {output} {workspace}), `stdin`, `model` |
+| replay    | `dir` (under ROOT): copies `<dir>/<node>/` as the render's output              |
+| ingress   | none: publishes the wake's trigger data as `data.json` (for gateways)         |
+
+`{node}`, `{run_id}`, `{workspace}`, `{output}` are substituted inside command arguments.
+Every render receives a `RenderRequest`; command-like renders get it as environment
+variables (see `command.py`) and files in the workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = [
+    "Binding",
+    "BindingError",
+    "RenderOutcome",
+    "RenderRequest",
+    "Renderer",
+    "make_renderer",
+    "parse_cli_binding",
+    "resolve_binding",
+]
+
+KINDS = ("command", "python", "agent", "replay", "ingress")
+
+
+class BindingError(ValueError):
+    """A node without a usable render binding (reported before anything runs)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderRequest:
+    """Everything a render may use: where to read, where to write, and why it woke."""
+
+    run_id: str
+    node: str
+    root: Path
+    run_dir: Path
+    workspace: Path
+    output: Path
+    inputs_file: Path
+    wake_file: Path
+    attest_file: Path
+    prior: Path | None
+    prior_version: str | None
+    contract: Path | None
+    timeout: float
+    wake: Mapping[str, Any] = field(default_factory=dict)
+    attested: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderOutcome:
+    """How a render ended. `error` names the failure (timeout, exit-3, exception, …)."""
+
+    ok: bool
+    error: str | None = None
+    detail: str = ""
+    cost: Mapping[str, Any] | None = None
+
+
+class Renderer(Protocol):
+    """A render implementation; must be safe to call from worker threads."""
+
+    def render(self, request: RenderRequest) -> RenderOutcome: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Binding:
+    """A resolved render binding and where it came from (for messages)."""
+
+    kind: str
+    options: Mapping[str, Any]
+    origin: str
+
+
+def parse_cli_binding(text: str) -> tuple[str, dict[str, Any]]:
+    """Parse `NODE=KIND:VALUE` (NODE `*` = default) into (node, binding table)."""
+    node, sep, rest = text.partition("=")
+    if not sep or not node:
+        raise BindingError(f"--render {text!r}: expected NODE=KIND:VALUE")
+    kind, _, value = rest.partition(":")
+    if kind not in KINDS:
+        raise BindingError(f"--render {text!r}: kind must be one of {', '.join(KINDS)}")
+    key = {"command": "command", "agent": "command", "python": "callable", "replay": "dir"}
+    table: dict[str, Any] = {"kind": kind}
+    if kind in key:
+        if not value:
+            raise BindingError(f"--render {text!r}: {kind} needs a value after ':'")
+        table[key[kind]] = value
+    return node, table
+
+
+def resolve_binding(
+    node: str,
+    *,
+    cli: Mapping[str, Mapping[str, Any]],
+    config_nodes: Mapping[str, Mapping[str, Any]],
+    intent_render: Mapping[str, Any] | None,
+    config_default: Mapping[str, Any] | None,
+) -> Binding:
+    """Pick the node's binding by precedence; raise BindingError naming how to bind one."""
+    candidates: list[tuple[Mapping[str, Any] | None, str]] = [
+        (cli.get(node), f"--render {node}=…"),
+        (config_nodes.get(node), f"prose.toml [render.{node}]"),
+        (intent_render, f"compiled intent node {node!r} render"),
+        (cli.get("*"), "--render *=…"),
+        (config_default, "prose.toml [render.default]"),
+    ]
+    for table, origin in candidates:
+        if table is None:
+            continue
+        kind = table.get("kind", "command")
+        if kind not in KINDS:
+            raise BindingError(f"{origin}: kind {kind!r} is not one of {', '.join(KINDS)}")
+        return Binding(kind=kind, options=dict(table), origin=origin)
+    raise BindingError(
+        f"node {node!r} has no render bound: add a [render.{node}] table (or "
+        "[render.default]) to prose.toml, e.g.\n"
+        f'  [render.{node}]\n  kind = "command"\n  command = "python3 renders/{node}.py"\n'
+        f"or pass --render '{node}=command:python3 renders/{node}.py'"
+    )
+
+
+def make_renderer(binding: Binding, root: Path) -> Renderer:
+    """Build the renderer for a binding; configuration errors raise BindingError."""
+    from . import agent, command, ingress, python, replay
+
+    factories: dict[str, Any] = {
+        "command": command.CommandRenderer.from_binding,
+        "python": python.PythonRenderer.from_binding,
+        "agent": agent.AgentRenderer.from_binding,
+        "replay": replay.ReplayRenderer.from_binding,
+        "ingress": ingress.IngressRenderer.from_binding,
+    }
+    renderer: Renderer = factories[binding.kind](binding, root)
+    return renderer

@@ -1,0 +1,108 @@
+"""The Backend Protocol every state store implements, and helpers they share.
+
+A backend holds the durable, canonical state: each node's append-only receipt chain,
+its content-addressed versions (OPWM1 frames) and published version, a small key/value
+store (caller inputs, last trigger data, cadence clocks), the commit write-ahead
+records that make commit-and-sign resumable, the wake inbox, and the runner lock.
+The run directory (workspace, staging, run ledgers, vm.log.md) always lives on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..receipts import Finding, parse_ledger_hashed, verify_chain
+from ..reconciler import NodeHead
+
+__all__ = ["Backend", "BackendError", "ChainError", "heads_from_ledger", "verify_stored"]
+
+
+class BackendError(RuntimeError):
+    """The store is unreachable, corrupt or locked; the message is safe to print."""
+
+
+class ChainError(BackendError):
+    """An append whose `prev` is not the node's current head (a lost or forked commit)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Durable state for one OpenProse root. All methods are safe under the runner lock."""
+
+    name: str
+
+    def describe(self) -> str:
+        """A human description with no secrets (never a connection string)."""
+        ...
+
+    def try_lock(self) -> bool:
+        """Take the exclusive runner lock without waiting; False when another holds it."""
+        ...
+
+    def unlock(self) -> None: ...
+
+    def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
+        """Load each node's chain, verifying every hash and `prev` (BackendError if not)."""
+        ...
+
+    def ledger(self, node: str) -> list[dict[str, Any]]: ...
+
+    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+        """Durably append (the commit point); ChainError unless prev == current head."""
+        ...
+
+    def put_version(self, node: str, address: str, frame: bytes) -> None: ...
+
+    def get_version(self, node: str, address: str) -> bytes: ...
+
+    def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None: ...
+
+    def published_version(self, node: str) -> str | None:
+        """The ContentAddress of the node's published artifact (None before any commit)."""
+        ...
+
+    def get_value(self, key: str) -> Any | None: ...
+
+    def put_value(self, key: str, value: Any) -> None: ...
+
+    def put_pending(self, node: str, record: Mapping[str, Any]) -> None: ...
+
+    def pendings(self) -> dict[str, dict[str, Any]]: ...
+
+    def clear_pending(self, node: str) -> None: ...
+
+    def enqueue(self, wake: Mapping[str, Any]) -> None: ...
+
+    def drain(self) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+def verify_stored(node: str, lines: list[bytes], where: str) -> list[dict[str, Any]]:
+    """Verify a node's chain stored as canonical receipt lines (SQL backends); raise
+    BackendError naming the node and position of the first problems."""
+    data = b"".join(line + b"\n" for line in lines)
+    receipts, findings, hashes = parse_ledger_hashed(Path(where), data)
+    positions = [str(i) for i in range(1, len(receipts) + 1)]
+    chain, _ = verify_chain(
+        receipts, file=where, positions=positions, heads={node: None}, computed=hashes
+    )
+    findings += chain
+    findings += [
+        Finding(file=where, position=str(i), node=str(r.get("node")), message="foreign node")
+        for i, r in enumerate(receipts, start=1)
+        if r.get("node") != node
+    ]
+    if findings:
+        shown = "; ".join(str(f) for f in findings[:3])
+        raise BackendError(f"durable ledger of {node!r} cannot be trusted: {shown}")
+    return receipts
+
+
+def heads_from_ledger(receipts: list[dict[str, Any]]) -> NodeHead:
+    """A NodeHead from a verified chain."""
+    last = receipts[-1] if receipts else None
+    last_ok = next((r for r in reversed(receipts) if r.get("status") != "failed"), None)
+    return NodeHead(last=last, last_ok=last_ok)

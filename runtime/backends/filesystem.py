@@ -1,0 +1,174 @@
+"""The filesystem backend (default): durable state under ROOT/state/.
+
+```
+state/
+  .lock                                 runner lock (flock; released by the kernel on crash)
+  inbox/*.json                          wakes queued while a runner held the lock
+  kv/{key}.json                         caller inputs, last trigger data, cadence clocks
+  world-model/{node}/
+    published/ (+ .version)             the current committed artifact
+    versions/sha256_<hex>.bin           every committed version, as its OPWM1 frame
+    receipts.jsonl                      the node's durable receipt chain
+    pending.json                        only mid-commit: the write-ahead record
+```
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..canonical import canonical_json, sha256_token
+from ..fsio import atomic_write_bytes, fsync_dir, replace_dir, safe_name
+from ..receipts import LedgerError, append_receipt, load_ledger
+from ..reconciler import NodeHead
+from .base import BackendError, ChainError, heads_from_ledger
+from .locks import FileLock
+
+__all__ = ["FilesystemBackend"]
+
+
+class FilesystemBackend:
+    """State as files; every write atomic, every append fsynced."""
+
+    name = "filesystem"
+
+    def __init__(self, state: Path) -> None:
+        self.state = state
+        self._lock = FileLock(state / ".lock")
+        self._heads: dict[str, str | None] = {}
+
+    def describe(self) -> str:
+        return f"filesystem ({self.state})"
+
+    # -- lock -------------------------------------------------------------------------
+
+    def try_lock(self) -> bool:
+        return self._lock.try_lock()
+
+    def unlock(self) -> None:
+        self._lock.unlock()
+
+    # -- ledger -----------------------------------------------------------------------
+
+    def _node_dir(self, node: str) -> Path:
+        return self.state / "world-model" / safe_name(node, "node name")
+
+    def ledger(self, node: str) -> list[dict[str, Any]]:
+        try:
+            return load_ledger(self._node_dir(node) / "receipts.jsonl", node=node)
+        except LedgerError as exc:
+            raise BackendError(f"durable ledger of {node!r} cannot be trusted: {exc}") from exc
+
+    def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
+        out: dict[str, NodeHead] = {}
+        for node in nodes:
+            receipts = self.ledger(node)
+            out[node] = heads_from_ledger(receipts)
+            self._heads[node] = out[node].hash
+        return out
+
+    def _current_head(self, node: str) -> str | None:
+        if node not in self._heads:
+            receipts = self.ledger(node)
+            self._heads[node] = receipts[-1]["content_hash"] if receipts else None
+        return self._heads[node]
+
+    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+        node = str(receipt["node"])
+        head = self._current_head(node)
+        if receipt["prev"] != head:
+            raise ChainError(
+                f"receipt for {node!r} has prev {receipt['prev']} but the ledger head is {head}"
+            )
+        append_receipt(self._node_dir(node) / "receipts.jsonl", receipt)
+        self._heads[node] = str(receipt["content_hash"])
+
+    # -- versions ---------------------------------------------------------------------
+
+    def _version_path(self, node: str, address: str) -> Path:
+        hexdigest = address.removeprefix("sha256:")
+        if len(hexdigest) != 64 or not all(c in "0123456789abcdef" for c in hexdigest):
+            raise BackendError(f"{address!r} is not a sha256 content address")
+        return self._node_dir(node) / "versions" / f"sha256_{hexdigest}.bin"
+
+    def put_version(self, node: str, address: str, frame: bytes) -> None:
+        if sha256_token(frame) != address:
+            raise BackendError(f"version of {node!r} does not hash to {address}")
+        path = self._version_path(node, address)
+        if not path.exists():
+            atomic_write_bytes(path, frame)
+
+    def get_version(self, node: str, address: str) -> bytes:
+        path = self._version_path(node, address)
+        try:
+            frame = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise BackendError(f"version {address} of {node!r} is missing") from exc
+        if sha256_token(frame) != address:
+            raise BackendError(f"version file {path} is corrupt (hash mismatch)")
+        return frame
+
+    def published_version(self, node: str) -> str | None:
+        marker = self._node_dir(node) / "published" / ".version"
+        return marker.read_text(encoding="utf-8").strip() if marker.exists() else None
+
+    def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None:
+        if self.published_version(node) != address:
+            target = self._node_dir(node) / "published"
+            replace_dir(target, {**files, ".version": address.encode() + b"\n"})
+
+    # -- key/value, pending, inbox --------------------------------------------------------
+
+    def _kv_path(self, key: str) -> Path:
+        return self.state / "kv" / f"{safe_name(key, 'state key')}.json"
+
+    def get_value(self, key: str) -> Any | None:
+        path = self._kv_path(key)
+        if not path.exists():
+            return None
+        return json.loads(path.read_bytes())["value"]
+
+    def put_value(self, key: str, value: Any) -> None:
+        atomic_write_bytes(self._kv_path(key), canonical_json({"value": value}))
+
+    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+        atomic_write_bytes(self._node_dir(node) / "pending.json", canonical_json(dict(record)))
+
+    def pendings(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        base = self.state / "world-model"
+        if not base.exists():
+            return out
+        for path in sorted(base.glob("*/pending.json")):
+            out[path.parent.name] = json.loads(path.read_bytes())
+        return out
+
+    def clear_pending(self, node: str) -> None:
+        path = self._node_dir(node) / "pending.json"
+        if path.exists():
+            path.unlink()
+            fsync_dir(path.parent)
+
+    def enqueue(self, wake: Mapping[str, Any]) -> None:
+        name = f"{time.time_ns():020d}-{secrets.token_hex(3)}.json"
+        atomic_write_bytes(self.state / "inbox" / name, canonical_json(dict(wake)))
+
+    def drain(self) -> list[dict[str, Any]]:
+        inbox = self.state / "inbox"
+        if not inbox.exists():
+            return []
+        wakes = []
+        for path in sorted(inbox.glob("*.json")):
+            wakes.append(json.loads(path.read_bytes()))
+            path.unlink()
+        if wakes:
+            fsync_dir(inbox)
+        return wakes
+
+    def close(self) -> None:
+        self.unlock()

@@ -1,0 +1,133 @@
+"""The in-context backend: nothing durable. State lives in this process's memory and is
+gone when it ends (seed 003); the CLI narrates the run with the compact markers
+(`1→ node ✓`, `∥ [a b]`, `∥ [a✓ b✓] done`, `2→ node ✗ error`) instead of writing a
+durable run directory."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..canonical import sha256_token
+from ..receipts import receipt_line
+from ..reconciler import NodeHead
+from .base import BackendError, ChainError, heads_from_ledger, verify_stored
+
+__all__ = ["InContextBackend", "Narrator"]
+
+
+class InContextBackend:
+    """All durable-state operations, held in dictionaries."""
+
+    name = "in-context"
+    ephemeral = True
+
+    def __init__(self) -> None:
+        self._ledgers: dict[str, list[bytes]] = {}
+        self._versions: dict[str, bytes] = {}
+        self._published: dict[str, str] = {}
+        self._kv: dict[str, Any] = {}
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._inbox: list[dict[str, Any]] = []
+        self._locked = False
+
+    def describe(self) -> str:
+        return "in-context (memory only; nothing survives the process)"
+
+    def try_lock(self) -> bool:
+        if self._locked:
+            return False
+        self._locked = True
+        return True
+
+    def unlock(self) -> None:
+        self._locked = False
+
+    def ledger(self, node: str) -> list[dict[str, Any]]:
+        return verify_stored(node, self._ledgers.get(node, []), f"in-context#{node}")
+
+    def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
+        return {node: heads_from_ledger(self.ledger(node)) for node in nodes}
+
+    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+        node = str(receipt["node"])
+        chain = self._ledgers.setdefault(node, [])
+        head = self.ledger(node)[-1]["content_hash"] if chain else None
+        if receipt["prev"] != head:
+            raise ChainError(f"receipt for {node!r} has prev {receipt['prev']}, head is {head}")
+        chain.append(receipt_line(receipt))
+
+    def put_version(self, node: str, address: str, frame: bytes) -> None:
+        if sha256_token(frame) != address:
+            raise BackendError(f"version of {node!r} does not hash to {address}")
+        self._versions[address] = bytes(frame)
+
+    def get_version(self, node: str, address: str) -> bytes:
+        if address not in self._versions:
+            raise BackendError(f"version {address} of {node!r} is missing")
+        return self._versions[address]
+
+    def published_version(self, node: str) -> str | None:
+        return self._published.get(node)
+
+    def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None:
+        self._published[node] = address
+
+    def get_value(self, key: str) -> Any | None:
+        return copy.deepcopy(self._kv.get(key))
+
+    def put_value(self, key: str, value: Any) -> None:
+        self._kv[key] = copy.deepcopy(value)
+
+    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+        self._pending[node] = copy.deepcopy(dict(record))
+
+    def pendings(self) -> dict[str, dict[str, Any]]:
+        return copy.deepcopy(self._pending)
+
+    def clear_pending(self, node: str) -> None:
+        self._pending.pop(node, None)
+
+    def enqueue(self, wake: Mapping[str, Any]) -> None:
+        self._inbox.append(copy.deepcopy(dict(wake)))
+
+    def drain(self) -> list[dict[str, Any]]:
+        items, self._inbox = self._inbox, []
+        return items
+
+    def close(self) -> None:
+        self.unlock()
+
+
+class Narrator:
+    """Turns engine events into seed 003's compact narration lines."""
+
+    def __init__(self, emit: Any) -> None:
+        self.emit = emit
+        self.count = 0
+        self.group: list[str] = []
+        self.results: dict[str, str] = {}
+        self.size = 0
+
+    def __call__(self, event: Any) -> None:
+        kind, node = event.kind, event.node
+        if kind == "wave":
+            self.size = event.total
+            self.group, self.results = [], {}
+        elif kind == "start":
+            self.group.append(node)
+            if self.size > 1 and len(self.group) == self.size:
+                self.emit(f"∥ [{' '.join(self.group)}]")
+        elif kind in ("rendered", "skipped", "failed"):
+            mark = {"rendered": "✓", "skipped": "∅", "failed": "✗"}[kind]
+            if self.size > 1 and node in self.group:
+                self.results[node] = mark
+                if len(self.results) == self.size:
+                    marks = " ".join(f"{n}{self.results[n]}" for n in self.group)
+                    self.emit(f"∥ [{marks}] done")
+                    self.size = 0
+                return
+            self.count += 1
+            suffix = f" {event.detail}" if kind == "failed" and event.detail else ""
+            self.emit(f"{self.count}→ {node} {mark}{suffix}")

@@ -1,0 +1,362 @@
+"""The PostgreSQL backend: shared, concurrent state for teams (seed 004's schema).
+
+Security: the connection string (OPENPROSE_POSTGRES_URL from ROOT/.env, then the
+environment, then DATABASE_URL) is an opaque capability. It is never printed, logged,
+stored in run state or put in an exception message: errors are redacted, `describe()`
+and `repr()` name only the variable. This module is the only user of psycopg.
+
+Canonical tables follow seed 004 (`openprose.run`, `world_model_version`,
+`world_model_published`, `receipt` with its JSONB projections); prosec adds the
+receipt's canonical line (`line`, verified on load like any ledger) and the extension
+tables `x_kv`, `x_pending`, `x_inbox`. The runner lock is a session advisory lock.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, NoReturn
+
+import psycopg
+from psycopg import sql
+
+from ..canonical import canonical_json, sha256_token
+from ..receipts import receipt_line
+from ..reconciler import NodeHead
+from .base import BackendError, ChainError, heads_from_ledger, verify_stored
+
+__all__ = ["PostgresBackend", "find_url", "redact"]
+
+URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
+
+DDL = """
+CREATE SCHEMA IF NOT EXISTS {schema};
+CREATE TABLE IF NOT EXISTS {schema}.run (
+    id TEXT PRIMARY KEY,
+    root_path TEXT,
+    root_source TEXT,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    status TEXT NOT NULL DEFAULT 'running'
+        CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+    state_mode TEXT NOT NULL DEFAULT 'postgres',
+    metadata JSONB DEFAULT '{{}}'::jsonb
+);
+CREATE TABLE IF NOT EXISTS {schema}.world_model_version (
+    version TEXT PRIMARY KEY,
+    node TEXT NOT NULL,
+    artifact BYTEA,
+    attachment_path TEXT,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT NOW()
+);
+CREATE TABLE IF NOT EXISTS {schema}.world_model_published (
+    node TEXT PRIMARY KEY,
+    version TEXT NOT NULL REFERENCES {schema}.world_model_version(version),
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW()
+);
+CREATE TABLE IF NOT EXISTS {schema}.receipt (
+    id SERIAL PRIMARY KEY,
+    run_id TEXT REFERENCES {schema}.run(id) ON DELETE CASCADE,
+    node TEXT NOT NULL,
+    contract_fingerprint TEXT NOT NULL,
+    wake JSONB NOT NULL,
+    input_fingerprints JSONB NOT NULL,
+    fingerprints JSONB NOT NULL,
+    semantic_diff JSONB DEFAULT '{{}}'::jsonb,
+    prev TEXT,
+    status TEXT NOT NULL CHECK (status IN ('rendered', 'skipped', 'failed')),
+    cost JSONB DEFAULT '{{}}'::jsonb,
+    sig JSONB NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    content_hash TEXT NOT NULL UNIQUE,
+    line BYTEA NOT NULL
+);
+CREATE INDEX IF NOT EXISTS receipt_node_id ON {schema}.receipt(node, id);
+CREATE TABLE IF NOT EXISTS {schema}.x_kv (key TEXT PRIMARY KEY, value JSONB NOT NULL);
+CREATE TABLE IF NOT EXISTS {schema}.x_pending (node TEXT PRIMARY KEY, record BYTEA NOT NULL);
+CREATE TABLE IF NOT EXISTS {schema}.x_inbox (id BIGSERIAL PRIMARY KEY, wake BYTEA NOT NULL);
+"""
+
+
+def find_url(root: Path, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(variable name, URL) by the seed's precedence: ROOT/.env, environment, DATABASE_URL."""
+    dotenv = root / ".env"
+    if dotenv.is_file():
+        for line in dotenv.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, sep, value = line.strip().partition("=")
+            if sep and key.strip() == "OPENPROSE_POSTGRES_URL" and value.strip():
+                return "OPENPROSE_POSTGRES_URL", value.strip().strip("\"'")
+    for name in URL_VARIABLES:
+        if env.get(name):
+            return name, env[name]
+    return None
+
+
+def redact(message: str, url: str) -> str:
+    """Remove the URL and its secret parts (password, user, whole authority) from text."""
+    secrets = {url}
+    match = re.match(r"^[a-z]+://(?P<auth>[^@/]*)@", url)
+    if match:
+        auth = match.group("auth")
+        secrets.add(auth)
+        secrets.update(part for part in auth.split(":") if len(part) >= 3)
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            message = message.replace(secret, "***")
+    return message
+
+
+class PostgresBackend:
+    """Durable state in a PostgreSQL schema (default `openprose`)."""
+
+    name = "postgres"
+
+    def __init__(
+        self, url: str, *, variable: str = "OPENPROSE_POSTGRES_URL", schema: str = "openprose"
+    ) -> None:
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", schema):
+            raise BackendError(f"schema name {schema!r} must be a lowercase identifier")
+        self.__url = url
+        self.variable = variable
+        self.schema = schema
+        self._lock_held = False
+        try:
+            self._db = psycopg.connect(url, autocommit=True)
+            with self._db.transaction():
+                self._db.execute(DDL.format(schema=schema).encode())
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    @classmethod
+    def from_env(cls, root: Path, env: Mapping[str, str]) -> PostgresBackend:
+        found = find_url(root, env)
+        if found is None:
+            raise BackendError(
+                "the postgres backend needs OPENPROSE_POSTGRES_URL (in ROOT/.env or the "
+                "environment) or DATABASE_URL; its value is never printed"
+            )
+        variable, url = found
+        return cls(url, variable=variable, schema=env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose"))
+
+    def __repr__(self) -> str:
+        return f"PostgresBackend(${self.variable}, schema={self.schema!r})"
+
+    def describe(self) -> str:
+        return f"postgres (${self.variable}, schema {self.schema})"
+
+    def _fail(self, exc: BaseException) -> NoReturn:
+        text = redact(f"{type(exc).__name__}: {exc}", self.__url)
+        raise BackendError(f"postgres (${self.variable}): {text}") from None
+
+    def _t(self, table: str) -> sql.Composed:
+        return sql.SQL("{}.{}").format(sql.Identifier(self.schema), sql.Identifier(table))
+
+    def _rows(self, query: sql.SQL | sql.Composed, *args: Any) -> list[tuple[Any, ...]]:
+        try:
+            return self._db.execute(query, args).fetchall()
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def _run(self, query: sql.SQL | sql.Composed, *args: Any) -> None:
+        try:
+            with self._db.transaction():
+                self._db.execute(query, args)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    # -- lock ----------------------------------------------------------------------------
+
+    def try_lock(self) -> bool:
+        if self._lock_held:
+            return True
+        key = f"prosec:{self.schema}"
+        row = self._rows(sql.SQL("SELECT pg_try_advisory_lock(hashtext(%s))"), key)
+        self._lock_held = bool(row[0][0])
+        return self._lock_held
+
+    def unlock(self) -> None:
+        if self._lock_held:
+            self._rows(sql.SQL("SELECT pg_advisory_unlock(hashtext(%s))"), f"prosec:{self.schema}")
+            self._lock_held = False
+
+    # -- ledger --------------------------------------------------------------------------
+
+    def ledger(self, node: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            sql.SQL("SELECT line FROM {} WHERE node = %s ORDER BY id").format(self._t("receipt")),
+            node,
+        )
+        return verify_stored(node, [bytes(r[0]) for r in rows], f"postgres:{self.schema}#{node}")
+
+    def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
+        wanted = list(nodes)
+        rows = self._rows(
+            sql.SQL("SELECT node, line FROM {} WHERE node = ANY(%s) ORDER BY id").format(
+                self._t("receipt")
+            ),
+            wanted,
+        )
+        lines: dict[str, list[bytes]] = {node: [] for node in wanted}
+        for node, line in rows:
+            lines[node].append(bytes(line))
+        where = f"postgres:{self.schema}"
+        return {n: heads_from_ledger(verify_stored(n, lines[n], f"{where}#{n}")) for n in wanted}
+
+    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+        node = str(receipt["node"])
+        try:
+            with self._db.transaction():
+                self._db.execute(
+                    sql.SQL("INSERT INTO {} (id) VALUES (%s) ON CONFLICT DO NOTHING").format(
+                        self._t("run")
+                    ),
+                    (run_id,),
+                )
+                # serialize appends per node across concurrent runners
+                self._db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"node:{node}",))
+                row = self._db.execute(
+                    sql.SQL(
+                        "SELECT content_hash FROM {} WHERE node = %s ORDER BY id DESC LIMIT 1"
+                    ).format(self._t("receipt")),
+                    (node,),
+                ).fetchone()
+                head = row[0] if row else None
+                if receipt["prev"] != head:
+                    raise ChainError(
+                        f"receipt for {node!r} has prev {receipt['prev']} but the head is {head}"
+                    )
+                self._db.execute(
+                    sql.SQL(
+                        "INSERT INTO {} (run_id, node, contract_fingerprint, wake, "
+                        "input_fingerprints, fingerprints, semantic_diff, prev, status, cost, "
+                        "sig, content_hash, line) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                        "%s, %s, %s, %s)"
+                    ).format(self._t("receipt")),
+                    (
+                        run_id,
+                        node,
+                        receipt["contract_fingerprint"],
+                        json.dumps(receipt["wake"]),
+                        json.dumps(receipt["input_fingerprints"]),
+                        json.dumps(receipt["fingerprints"]),
+                        json.dumps(receipt["semantic_diff"]),
+                        receipt["prev"],
+                        receipt["status"],
+                        json.dumps(receipt["cost"]),
+                        json.dumps(receipt["sig"]),
+                        receipt["content_hash"],
+                        receipt_line(receipt),
+                    ),
+                )
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    # -- versions --------------------------------------------------------------------------
+
+    def put_version(self, node: str, address: str, frame: bytes) -> None:
+        if sha256_token(frame) != address:
+            raise BackendError(f"version of {node!r} does not hash to {address}")
+        self._run(
+            sql.SQL(
+                "INSERT INTO {} (version, node, artifact) VALUES (%s, %s, %s) "
+                "ON CONFLICT (version) DO NOTHING"
+            ).format(self._t("world_model_version")),
+            address,
+            node,
+            frame,
+        )
+
+    def get_version(self, node: str, address: str) -> bytes:
+        rows = self._rows(
+            sql.SQL("SELECT artifact FROM {} WHERE version = %s").format(
+                self._t("world_model_version")
+            ),
+            address,
+        )
+        if not rows or rows[0][0] is None:
+            raise BackendError(f"version {address} of {node!r} is missing")
+        frame = bytes(rows[0][0])
+        if sha256_token(frame) != address:
+            raise BackendError(f"version {address} of {node!r} is corrupt (hash mismatch)")
+        return frame
+
+    def published_version(self, node: str) -> str | None:
+        rows = self._rows(
+            sql.SQL("SELECT version FROM {} WHERE node = %s").format(
+                self._t("world_model_published")
+            ),
+            node,
+        )
+        return str(rows[0][0]) if rows else None
+
+    def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None:
+        self._run(
+            sql.SQL(
+                "INSERT INTO {} (node, version) VALUES (%s, %s) ON CONFLICT (node) "
+                "DO UPDATE SET version = EXCLUDED.version, updated_at = NOW()"
+            ).format(self._t("world_model_published")),
+            node,
+            address,
+        )
+
+    # -- kv, pending, inbox ----------------------------------------------------------------
+
+    def get_value(self, key: str) -> Any | None:
+        rows = self._rows(
+            sql.SQL("SELECT value::text FROM {} WHERE key = %s").format(self._t("x_kv")), key
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    def put_value(self, key: str, value: Any) -> None:
+        self._run(
+            sql.SQL(
+                "INSERT INTO {} (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+            ).format(self._t("x_kv")),
+            key,
+            canonical_json(value).decode("utf-8"),
+        )
+
+    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+        self._run(
+            sql.SQL(
+                "INSERT INTO {} (node, record) VALUES (%s, %s) "
+                "ON CONFLICT (node) DO UPDATE SET record = EXCLUDED.record"
+            ).format(self._t("x_pending")),
+            node,
+            canonical_json(dict(record)),
+        )
+
+    def pendings(self) -> dict[str, dict[str, Any]]:
+        rows = self._rows(
+            sql.SQL("SELECT node, record FROM {} ORDER BY node").format(self._t("x_pending"))
+        )
+        return {str(node): json.loads(bytes(record)) for node, record in rows}
+
+    def clear_pending(self, node: str) -> None:
+        self._run(sql.SQL("DELETE FROM {} WHERE node = %s").format(self._t("x_pending")), node)
+
+    def enqueue(self, wake: Mapping[str, Any]) -> None:
+        self._run(
+            sql.SQL("INSERT INTO {} (wake) VALUES (%s)").format(self._t("x_inbox")),
+            canonical_json(dict(wake)),
+        )
+
+    def drain(self) -> list[dict[str, Any]]:
+        try:
+            with self._db.transaction():
+                rows = self._db.execute(
+                    sql.SQL("DELETE FROM {} RETURNING id, wake").format(self._t("x_inbox"))
+                ).fetchall()
+        except psycopg.Error as exc:
+            self._fail(exc)
+        return [json.loads(bytes(wake)) for _, wake in sorted(rows)]
+
+    def close(self) -> None:
+        try:
+            self.unlock()
+            self._db.close()
+        except psycopg.Error as exc:
+            self._fail(exc)

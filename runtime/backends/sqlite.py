@@ -1,0 +1,199 @@
+"""The SQLite backend: the same durable state in one file, ROOT/state/prosec.db.
+
+Receipts are stored as their canonical JSON lines (plus projected columns for queries)
+and verified on load exactly like a JSON Lines ledger. WAL journal, synchronous=FULL:
+a committed transaction survives a crash. The runner lock is a flock beside the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..canonical import canonical_json, sha256_token
+from ..receipts import receipt_line
+from ..reconciler import NodeHead
+from .base import BackendError, ChainError, heads_from_ledger, verify_stored
+from .locks import FileLock
+
+__all__ = ["SqliteBackend"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS receipt (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT,
+    node TEXT NOT NULL,
+    content_hash TEXT NOT NULL UNIQUE,
+    prev TEXT,
+    status TEXT NOT NULL,
+    line BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS receipt_node ON receipt(node, id);
+CREATE TABLE IF NOT EXISTS world_model_version (
+    version TEXT NOT NULL, node TEXT NOT NULL, artifact BLOB NOT NULL,
+    PRIMARY KEY (node, version)
+);
+CREATE TABLE IF NOT EXISTS world_model_published (node TEXT PRIMARY KEY, version TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS x_kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS x_pending (node TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS x_inbox (id INTEGER PRIMARY KEY AUTOINCREMENT, wake TEXT NOT NULL);
+"""
+
+
+class SqliteBackend:
+    """Durable state in a single SQLite file."""
+
+    name = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise BackendError(f"cannot open SQLite state {path}: {exc}") from exc
+        self._lock = FileLock(path.with_name(path.name + ".lock"))
+
+    def describe(self) -> str:
+        return f"sqlite ({self.path})"
+
+    def try_lock(self) -> bool:
+        return self._lock.try_lock()
+
+    def unlock(self) -> None:
+        self._lock.unlock()
+
+    def _rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite state {self.path}: {exc}") from exc
+
+    def _write(self, sql: str, *args: Any) -> None:
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute(sql, args)
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite state {self.path}: {exc}") from exc
+
+    def ledger(self, node: str) -> list[dict[str, Any]]:
+        rows = self._rows("SELECT line FROM receipt WHERE node = ? ORDER BY id", node)
+        lines = [r[0].encode("utf-8") if isinstance(r[0], str) else bytes(r[0]) for r in rows]
+        return verify_stored(node, lines, f"{self.path}#{node}")
+
+    def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
+        return {node: heads_from_ledger(self.ledger(node)) for node in nodes}
+
+    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+        node = str(receipt["node"])
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                row = self._db.execute(
+                    "SELECT content_hash FROM receipt WHERE node = ? ORDER BY id DESC LIMIT 1",
+                    (node,),
+                ).fetchone()
+                head = row[0] if row else None
+                if receipt["prev"] != head:
+                    raise ChainError(
+                        f"receipt for {node!r} has prev {receipt['prev']} but the head is {head}"
+                    )
+                self._db.execute(
+                    "INSERT INTO receipt (run_id, node, content_hash, prev, status, line) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        node,
+                        receipt["content_hash"],
+                        receipt["prev"],
+                        receipt["status"],
+                        receipt_line(receipt),
+                    ),
+                )
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite state {self.path}: {exc}") from exc
+
+    def put_version(self, node: str, address: str, frame: bytes) -> None:
+        if sha256_token(frame) != address:
+            raise BackendError(f"version of {node!r} does not hash to {address}")
+        self._write(
+            "INSERT OR IGNORE INTO world_model_version (version, node, artifact) VALUES (?, ?, ?)",
+            address,
+            node,
+            frame,
+        )
+
+    def get_version(self, node: str, address: str) -> bytes:
+        rows = self._rows(
+            "SELECT artifact FROM world_model_version WHERE node = ? AND version = ?", node, address
+        )
+        if not rows:
+            raise BackendError(f"version {address} of {node!r} is missing")
+        frame = bytes(rows[0][0])
+        if sha256_token(frame) != address:
+            raise BackendError(f"version {address} of {node!r} is corrupt (hash mismatch)")
+        return frame
+
+    def published_version(self, node: str) -> str | None:
+        rows = self._rows("SELECT version FROM world_model_published WHERE node = ?", node)
+        return str(rows[0][0]) if rows else None
+
+    def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None:
+        self._write(
+            "INSERT INTO world_model_published (node, version) VALUES (?, ?) "
+            "ON CONFLICT(node) DO UPDATE SET version = excluded.version",
+            node,
+            address,
+        )
+
+    def get_value(self, key: str) -> Any | None:
+        rows = self._rows("SELECT value FROM x_kv WHERE key = ?", key)
+        return json.loads(rows[0][0]) if rows else None
+
+    def put_value(self, key: str, value: Any) -> None:
+        self._write(
+            "INSERT INTO x_kv (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            key,
+            canonical_json(value).decode("utf-8"),
+        )
+
+    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+        self._write(
+            "INSERT INTO x_pending (node, record) VALUES (?, ?) "
+            "ON CONFLICT(node) DO UPDATE SET record = excluded.record",
+            node,
+            canonical_json(dict(record)).decode("utf-8"),
+        )
+
+    def pendings(self) -> dict[str, dict[str, Any]]:
+        rows = self._rows("SELECT node, record FROM x_pending ORDER BY node")
+        return {str(node): json.loads(record) for node, record in rows}
+
+    def clear_pending(self, node: str) -> None:
+        self._write("DELETE FROM x_pending WHERE node = ?", node)
+
+    def enqueue(self, wake: Mapping[str, Any]) -> None:
+        self._write("INSERT INTO x_inbox (wake) VALUES (?)", canonical_json(dict(wake)).decode())
+
+    def drain(self) -> list[dict[str, Any]]:
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                rows = self._db.execute("SELECT id, wake FROM x_inbox ORDER BY id").fetchall()
+                if rows:
+                    self._db.execute("DELETE FROM x_inbox WHERE id <= ?", (rows[-1][0],))
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite state {self.path}: {exc}") from exc
+        return [json.loads(wake) for _, wake in rows]
+
+    def close(self) -> None:
+        self.unlock()
+        self._db.close()

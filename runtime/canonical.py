@@ -1,0 +1,386 @@
+"""Canonical JSON (RFC 8785), sha256 tokens, the OPWM1 artifact frame and path normalization.
+
+This module is deliberately dependency-free (stdlib only): the compiler imports it to
+fingerprint contracts, and the runtime uses it for every token, receipt hash and
+content address.
+
+Canonical JSON follows RFC 8785 (JCS) byte for byte, with two documented choices where
+strict RFC 8785 libraries refuse input that renders may produce:
+
+* integers beyond 2**53 keep their exact digits (a strict library refuses them, the
+  upstream reference rounds them), so two different large ids never share a token;
+* a lone surrogate in a string is written as a lowercase ``\\udxxx`` escape, exactly as
+  the upstream reference (ECMAScript ``JSON.stringify``) does.
+
+The fast path serializes with the C JSON encoder and proves afterwards that the result
+cannot differ from RFC 8785 (no float whose Python repr differs from the ECMAScript
+form, no supplementary-plane character that could reorder keys, no lone surrogate);
+otherwise it falls back to the exact pure-Python encoder. Both paths are checked against
+the ``rfc8785`` library by property tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import struct
+from collections.abc import Iterable, Mapping
+from types import ModuleType
+from typing import Any
+
+_orjson: ModuleType | None
+try:  # optional accelerator; the stdlib encoder is the always-available fallback
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a declared dependency
+    _orjson = None
+
+__all__ = [
+    "FRAME_MAGIC",
+    "CanonicalError",
+    "PathError",
+    "canonical_json",
+    "canonical_json_slow",
+    "content_address",
+    "decode_frame",
+    "encode_frame",
+    "normalize_path",
+    "sha256_token",
+    "token",
+]
+
+FRAME_MAGIC = b"OPWM1"
+TOKEN_PREFIX = "sha256:"
+_U32 = struct.Struct("<I")
+
+
+class CanonicalError(ValueError):
+    """A value that has no canonical JSON form (NaN, infinity, a non-JSON type)."""
+
+
+class PathError(ValueError):
+    """A path that is absolute, climbs out with `..`, or is otherwise not normalizable."""
+
+
+# ---------------------------------------------------------------------------------------
+# Canonical JSON
+# ---------------------------------------------------------------------------------------
+
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+)
+# Output patterns after which the C encoder's bytes may differ from RFC 8785:
+# a float printed by Python repr as `X.0` or with an exponent, or a 4-byte UTF-8
+# sequence (a supplementary-plane character, which sorts differently in UTF-16).
+# Float tokens Python prints differently from ECMAScript: `X.0` and exponents. Kept as
+# separate patterns with literal prefixes, which the regex engine scans for quickly.
+_POINT_ZERO = re.compile(rb"\.0(?![0-9])")
+_EXPONENT = re.compile(rb"e[+-]")
+# A 4-byte UTF-8 sequence: a supplementary-plane character (sorts differently in UTF-16).
+_SUPPLEMENTARY = re.compile(rb"[\xf0-\xf4]")
+_NUMBER_BYTES = frozenset(b"0123456789+-.e")
+_DIGITS = frozenset(b"0123456789")
+
+
+def canonical_json(value: Any, *, finite: bool = False) -> bytes:
+    """Return the RFC 8785 canonical JSON bytes of `value` (fast path with proof).
+
+    `finite=True` promises the value holds no NaN or infinity (it came from strict JSON
+    parsing, as every structured truth does); it enables the orjson encoder, which would
+    write NaN as null instead of refusing it.
+    """
+    data = _orjson_fast(value) if finite and _orjson is not None else None
+    if data is None:
+        data = _fast(value)
+    if data is not None:
+        return data
+    # Something differs from RFC 8785 somewhere: re-encode container by container, so
+    # only the subtrees that need it take the exact pure-Python path.
+    parts: list[str] = []
+    _emit(value, parts, hybrid=True)
+    return "".join(parts).encode("utf-8", "surrogatepass")
+
+
+def _orjson_fast(value: Any) -> bytes | None:
+    """orjson's bytes, repaired like `_fast`'s; None when it cannot encode the value
+    (integers beyond 64 bits, lone surrogates, non-string keys)."""
+    assert _orjson is not None
+    try:
+        data: bytes = _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS)
+    except (TypeError, _orjson.JSONEncodeError):
+        return None
+    return _repair(data)
+
+
+def _fast(value: Any) -> bytes | None:
+    """The C encoder's bytes when they provably equal RFC 8785 (after fixing float
+    tokens in place), else None."""
+    try:
+        data = _ENCODER.encode(value).encode("utf-8")
+    except (TypeError, ValueError, RecursionError, UnicodeEncodeError):
+        # not JSON, NaN, too deep, or a lone surrogate (escaped the ECMAScript way)
+        return None
+    return _repair(data)
+
+
+def _repair(data: bytes) -> bytes | None:
+    """Bytes from a sorted-keys encoder made RFC 8785: float tokens rewritten in place;
+    None when a supplementary-plane character could reorder keys (UTF-16 order)."""
+    if _SUPPLEMENTARY.search(data) is not None:
+        return None  # keys might sort differently by UTF-16 code units
+    if _POINT_ZERO.search(data) is None and _EXPONENT.search(data) is None:
+        return data
+    return _fix_floats(data)
+
+
+def _fix_floats(data: bytes) -> bytes:
+    """Rewrite the float tokens whose Python repr differs from ECMAScript's.
+
+    A hit may lie inside a string; it is a number token only when an
+    even number of unescaped quotes precedes it. In the C encoder's output a backslash
+    appears only inside strings, as an escape, so after masking escaped backslashes
+    (`\\\\` → `__`, same length) every `\\"` left is an escaped quote.
+    """
+    masked = data.replace(b"\\\\", b"__")
+    out: list[bytes] = []
+    last = counted_to = quotes = 0
+    hits = sorted(
+        [m.start() for m in _POINT_ZERO.finditer(data)]
+        + [m.start() for m in _EXPONENT.finditer(data)]
+    )
+    for at in hits:
+        if at == 0 or data[at - 1] not in _DIGITS:
+            continue  # a number token has a digit right before `.0` / `e`
+        start, end = at, at + 2
+        while start > 0 and data[start - 1] in _NUMBER_BYTES:
+            start -= 1
+        while end < len(data) and data[end] in _NUMBER_BYTES:
+            end += 1
+        if start < last:
+            continue
+        quotes += masked.count(b'"', counted_to, start) - masked.count(b'\\"', counted_to, start)
+        counted_to = start
+        if quotes % 2:
+            continue  # inside a string
+        out += [data[last:start], format_number(float(data[start:end])).encode("ascii")]
+        last = end
+    out.append(data[last:])
+    return b"".join(out)
+
+
+def canonical_json_slow(value: Any) -> bytes:
+    """Exact pure-Python RFC 8785 serializer (the reference the fast path falls back to)."""
+    parts: list[str] = []
+    _emit(value, parts)
+    return "".join(parts).encode("utf-8", "surrogatepass")
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _emit(value: Any, out: list[str], hybrid: bool = False) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_quote(value))
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        out.append(format_number(value))
+    elif isinstance(value, Mapping):
+        for key in value:
+            if not isinstance(key, str):
+                raise CanonicalError(f"object key {key!r} is not a string")
+        out.append("{")
+        first = True
+        for key in sorted(value, key=_utf16_key):
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_quote(key))
+            out.append(":")
+            _emit_child(value[key], out, hybrid)
+        out.append("}")
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _emit_child(item, out, hybrid)
+        out.append("]")
+    else:
+        raise CanonicalError(f"{type(value).__name__} is not a JSON value")
+
+
+def _emit_child(value: Any, out: list[str], hybrid: bool) -> None:
+    # Large containers go straight to their children: retrying the C encoder on a big
+    # subtree that already failed as part of its parent would encode it twice.
+    if hybrid and isinstance(value, dict | list) and len(value) <= 64:
+        data = _fast(value)
+        if data is not None:
+            out.append(data.decode("utf-8"))
+            return
+    _emit(value, out, hybrid)
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_ESCAPES["\t"] = "\\t"
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _quote(text: str) -> str:
+    return '"' + _NEEDS_ESCAPE.sub(_escape, text) + '"'
+
+
+def format_number(number: float) -> str:
+    """Format a float the ECMAScript `Number.prototype.toString` way (RFC 8785 §3.2.2.3)."""
+    if math.isnan(number) or math.isinf(number):
+        raise CanonicalError(f"{number!r} has no JSON form")
+    if number == 0:
+        return "0"
+    if number.is_integer() and abs(number) < 2**53:
+        return str(int(number))
+    sign = "-" if number < 0 else ""
+    digits, exponent = _shortest_digits(abs(number))
+    # `exponent` is n in ECMAScript's notation: value = 0.digits * 10**n
+    length = len(digits)
+    if length <= exponent <= 21:
+        body = digits + "0" * (exponent - length)
+    elif 0 < exponent <= 21:
+        body = digits[:exponent] + "." + digits[exponent:]
+    elif -6 < exponent <= 0:
+        body = "0." + "0" * (-exponent) + digits
+    else:
+        power = exponent - 1
+        mantissa = digits if length == 1 else digits[0] + "." + digits[1:]
+        body = f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
+    return sign + body
+
+
+def _shortest_digits(number: float) -> tuple[str, int]:
+    # Python's repr is the shortest round-tripping form, like ECMAScript's.
+    mantissa, _, exp_text = repr(number).partition("e")
+    exponent = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + exponent
+    if whole == "0":  # 0.000123 -> digits "123", point shifts by the leading zeros
+        stripped = frac.lstrip("0")
+        point = exponent - (len(frac) - len(stripped))
+        digits = stripped
+    digits_stripped = digits.rstrip("0")
+    return digits_stripped or "0", point
+
+
+# ---------------------------------------------------------------------------------------
+# Tokens and content addresses
+# ---------------------------------------------------------------------------------------
+
+
+def sha256_token(data: bytes) -> str:
+    """Return `sha256:<64 lowercase hex>` over raw bytes."""
+    return TOKEN_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def token(value: Any) -> str:
+    """Return the token of a JSON value: sha256 over its canonical JSON."""
+    return sha256_token(canonical_json(value))
+
+
+def normalize_path(path: str) -> str:
+    """Normalize an artifact path: `\\` to `/`, drop empty and `.` segments.
+
+    Raises PathError for absolute paths, `..` segments, NUL bytes and empty results.
+    """
+    if "\x00" in path:
+        raise PathError(f"path {path!r} contains a NUL byte")
+    unified = path.replace("\\", "/")
+    if unified.startswith("/") or re.match(r"^[A-Za-z]:", unified):
+        raise PathError(f"path {path!r} is absolute")
+    segments = [segment for segment in unified.split("/") if segment not in ("", ".")]
+    if any(segment == ".." for segment in segments):
+        raise PathError(f"path {path!r} climbs out of its root with '..'")
+    if not segments:
+        raise PathError(f"path {path!r} is empty")
+    return "/".join(segments)
+
+
+def encode_frame(files: Mapping[str, bytes] | Iterable[tuple[str, bytes]]) -> bytes:
+    """Encode an artifact (path → content) as the OPWM1 frame, files sorted by path bytes."""
+    items = files.items() if isinstance(files, Mapping) else files
+    normalized: dict[bytes, bytes] = {}
+    for path, content in items:
+        key = normalize_path(path).encode("utf-8")
+        if key in normalized:
+            raise PathError(f"path {path!r} appears twice after normalization")
+        normalized[key] = bytes(content)
+    chunks = [FRAME_MAGIC, _U32.pack(len(normalized))]
+    for key in sorted(normalized):
+        content = normalized[key]
+        chunks += [_U32.pack(len(key)), key, _U32.pack(len(content)), content]
+    return b"".join(chunks)
+
+
+class FrameError(ValueError):
+    """Bytes that are not a well-formed OPWM1 frame; `offset` says where decoding stopped."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(f"{message} (at byte {offset})")
+        self.offset = offset
+
+
+def decode_frame(data: bytes) -> dict[str, bytes]:
+    """Decode an OPWM1 frame into path → content; raises FrameError on any malformation."""
+    view = memoryview(data)
+    if bytes(view[:5]) != FRAME_MAGIC:
+        raise FrameError("missing OPWM1 magic", 0)
+    offset = 5
+
+    def take(size: int, what: str) -> bytes:
+        nonlocal offset
+        if offset + size > len(view):
+            raise FrameError(f"truncated {what}", offset)
+        chunk = bytes(view[offset : offset + size])
+        offset += size
+        return chunk
+
+    (count,) = _U32.unpack(take(4, "file count"))
+    files: dict[str, bytes] = {}
+    previous: bytes | None = None
+    for _ in range(count):
+        at = offset
+        (path_len,) = _U32.unpack(take(4, "path length"))
+        raw_path = take(path_len, "path")
+        (content_len,) = _U32.unpack(take(4, "content length"))
+        content = take(content_len, "content")
+        try:
+            path = raw_path.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FrameError("path is not UTF-8", at) from exc
+        if normalize_path(path) != path:
+            raise FrameError(f"path {path!r} is not normalized", at)
+        if previous is not None and raw_path <= previous:
+            raise FrameError(f"path {path!r} is out of order or repeated", at)
+        previous = raw_path
+        files[path] = content
+    if offset != len(view):
+        raise FrameError("trailing bytes after the last file", offset)
+    return files
+
+
+def content_address(files: Mapping[str, bytes]) -> str:
+    """Return the ContentAddress (`sha256:` + hex of SHA-256 of the OPWM1 frame)."""
+    return sha256_token(encode_frame(files))

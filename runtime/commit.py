@@ -1,0 +1,121 @@
+"""Commit-and-sign: judge a render's artifact and store its receipt crash-safely.
+
+Order (each step idempotent, so `recover()` can roll a cut commit forward):
+
+1. read the staging folder → OPWM1 frame and ContentAddress; structured truth;
+   canonicalizer → FingerprintMap; postcondition validator + attestations;
+2. compare with the node's current tokens → rendered / skipped (or failed);
+3. store the version blob (content-addressed, harmless if orphaned);
+4. write the pending record (the full receipt: the write-ahead log);
+5. append the receipt to the durable ledger — the commit point;
+6. append it to the run ledger; publish world-model (durable and run) with `.version`;
+7. append the vm.log.md marker; drop the pending record.
+
+Checkpoints (crash points for tests): after-version, after-pending, after-ledger,
+after-run-ledger, after-publish, after-log (the executor adds after-render).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .backends.base import Backend
+from .canonical import content_address, encode_frame
+from .canonicalizer import fingerprint
+from .fsio import PathEscapeError, read_tree
+from .intent import NodeIntent
+from .postconditions import check, read_attestation
+from .reconciler import NodeHead, moved_facets
+from .renders import RenderOutcome
+from .runs import RunDir
+from .truth import build_truth
+
+__all__ = ["commit_and_sign", "evaluate"]
+
+
+def evaluate(
+    spec: NodeIntent, head: NodeHead, run: RunDir, outcome: RenderOutcome
+) -> tuple[str, dict[str, str], dict[str, bytes] | None, dict[str, Any]]:
+    """Judge a finished render: status, fingerprints, files to publish (rendered only)
+    and semantic_diff. A render failure, `__error.md`, an unreadable artifact, a
+    postcondition violation or a missing attestation is `failed` (prior tokens kept);
+    unmoved tokens are `skipped`."""
+    node = spec.name
+    prior = head.fingerprints(spec.facets)
+    workspace = run.workspace(node)
+    error_file = workspace / "__error.md"
+    if outcome.ok and error_file.exists():
+        outcome = RenderOutcome(ok=False, error=_error_name(error_file), detail="__error.md")
+    if not outcome.ok:
+        return "failed", prior, None, _failure(outcome.error or "error", outcome.detail)
+    try:
+        files = read_tree(run.staging(node))
+        content_address(files)  # every path must normalize and encode
+        truth = build_truth(files)
+    except (ValueError, PathEscapeError) as exc:  # TruthError, PathError, bad encodings
+        return "failed", prior, None, _failure("invalid-artifact", str(exc))
+    tokens = fingerprint(spec.spec, truth.value, spec.facets, finite=True)
+    attested, problem = read_attestation(workspace)
+    violations = check(spec.validator, truth.value, attested)
+    if violations:
+        kinds = {v.kind for v in violations}
+        name = "missing-attestation" if kinds == {"attestation"} else "postcondition"
+        reason = "; ".join(str(v) for v in violations)
+        if problem:
+            reason += f"; {problem}"
+        return "failed", prior, None, _failure(name, reason)
+    moved = moved_facets(prior, tokens, spec.facets)
+    if not moved:
+        return "skipped", tokens, None, {}
+    return "rendered", tokens, files, {"changed": moved}
+
+
+def commit_and_sign(
+    backend: Backend,
+    run: RunDir,
+    node: str,
+    receipt: dict[str, Any],
+    files: dict[str, bytes] | None,
+    marker: str,
+    checkpoint: Callable[[str, str], None],
+) -> str | None:
+    """Store, log and publish one receipt in crash-safe order; return the new version."""
+    address = None
+    if files is not None:
+        frame = encode_frame(files)
+        address = content_address(files)
+        backend.put_version(node, address, frame)
+        checkpoint("after-version", node)
+    record = {"run_id": run.run_id, "receipt": receipt, "version": address, "marker": marker}
+    backend.put_pending(node, record)
+    checkpoint("after-pending", node)
+    backend.append_receipt(run.run_id, receipt)
+    checkpoint("after-ledger", node)
+    run.append_receipt(node, receipt)
+    checkpoint("after-run-ledger", node)
+    if files is not None and address is not None:
+        backend.set_published(node, address, files)
+        run.materialize(node, address, files)
+        checkpoint("after-publish", node)
+    run.log(marker)
+    checkpoint("after-log", node)
+    backend.clear_pending(node)
+    return address
+
+
+def _failure(name: str, reason: str) -> dict[str, Any]:
+    return {"error": name, "reason": reason[:2000]}
+
+
+def _error_name(path: Path) -> str:
+    """`# Error: no-results` → `no-results` (the seed's __error.md convention)."""
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text.lower().startswith("error:"):
+            name = "-".join(text[6:].split()).lower()
+            return name[:60] or "error"
+        if text:
+            break
+    return "error"

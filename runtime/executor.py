@@ -1,0 +1,436 @@
+"""Executes reconciler plans: waves of renders (parallel, bounded by --jobs) and their
+commits (commit.py), in the main thread, with crash checkpoints around each step."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .backends.base import Backend
+from .canonical import decode_frame, token
+from .commit import commit_and_sign, evaluate
+from .fsio import atomic_write_bytes
+from .intent import Intent
+from .postconditions import ATTEST_FILE
+from .receipts import build_receipt
+from .reconciler import (
+    Decision,
+    NodeHead,
+    Wake,
+    decide,
+    input_fingerprints,
+    input_slots,
+    plan_wave,
+    subscribers_woken,
+)
+from .renders import Renderer, RenderOutcome, RenderRequest
+from .runs import RunDir, utc_now
+
+__all__ = ["Engine", "EngineOptions", "Event", "RunSummary"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """A progress event for reporters (the CLI draws progress from these)."""
+
+    kind: str  # wave | start | rendered | skipped | failed
+    node: str = ""
+    detail: str = ""
+    total: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineOptions:
+    """How to execute: parallelism, default render timeout, hooks."""
+
+    jobs: int = 2
+    timeout: float = 600.0
+    checkpoint: Callable[[str, str], None] = lambda point, node: None
+    clocked: frozenset[str] = frozenset()  # nodes with a cadence: their renders are timed
+    on_event: Callable[[Event], None] = lambda event: None
+
+
+@dataclass(slots=True, kw_only=True)
+class RunSummary:
+    """What one reconcile did."""
+
+    run_id: str
+    rendered: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str, str]] = field(default_factory=list)
+    waves: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Job:
+    node: str
+    decision: Decision
+    wake: Wake
+    request: RenderRequest
+
+
+class Engine:
+    """Reconciles one run directory against one backend under the runner lock."""
+
+    def __init__(
+        self,
+        *,
+        root: Path,
+        intent: Intent,
+        backend: Backend,
+        renderers: Mapping[str, Renderer],
+        providers: Mapping[str, str],
+        options: EngineOptions,
+    ) -> None:
+        self.root = root
+        self.intent = intent
+        self.backend = backend
+        self.renderers = renderers
+        self.providers = providers
+        self.options = options
+        self.heads: dict[str, NodeHead] = backend.heads(intent.order)
+        self._versions: dict[str, str | None] = {}
+
+    def version(self, node: str) -> str | None:
+        """The node's published ContentAddress (read lazily: most runs render few nodes)."""
+        if node not in self._versions:
+            self._versions[node] = self.backend.published_version(node)
+        return self._versions[node]
+
+    # -- values feeding input slots -----------------------------------------------------
+
+    def caller_tokens(self) -> dict[str, str]:
+        tokens: dict[str, str] = {}
+        for name in self.intent.caller_inputs():
+            value = self.backend.get_value(f"caller.{name}")
+            if value is not None:
+                tokens[name] = token({"name": name, **value["fingerprinted"]})
+        return tokens
+
+    def external_tokens(self) -> dict[str, str]:
+        tokens: dict[str, str] = {}
+        for node in self.intent.order:
+            if any(s.kind == "external" for s in input_slots(self.intent, node)):
+                value = self.backend.get_value(f"external.{node}")
+                if value is not None:
+                    tokens[node] = token(value["data"])
+        return tokens
+
+    # -- the reconcile loop --------------------------------------------------------------
+
+    def reconcile(self, run: RunDir, pending: set[str], wakes: dict[str, Wake]) -> RunSummary:
+        """Run waves until nothing is pending; wakes queued in the inbox join between waves."""
+        summary = RunSummary(run_id=run.run_id)
+        event = run.last_event()
+        caller = self.caller_tokens()
+        while True:
+            self._drain(run, pending, wakes)
+            external = self.external_tokens()
+
+            plan = plan_wave(
+                self.intent,
+                pending,
+                (),
+                functools.partial(self._decide, caller=caller, external=external, wakes=wakes),
+            )
+            for node, decision in plan.skips:
+                event += 1
+                wake = wakes.pop(node)
+                self._skip_without_render(run, node, decision, wake, f"{event}→ {node} ∅ skipped")
+                summary.skipped.append(node)
+                pending.discard(node)
+            for node in plan.drops:
+                pending.discard(node)
+                wakes.pop(node, None)
+            if not plan.renders:
+                if plan.blocked:  # pragma: no cover - plan_wave settles everything when idle
+                    raise RuntimeError(f"reconciler stalled on {plan.blocked}")
+                return summary
+            summary.waves += 1
+            event += 1
+            self.options.on_event(Event(kind="wave", total=len(plan.renders)))
+            jobs = []
+            for node, decision in plan.renders:
+                pending.discard(node)
+                explicit = wakes.pop(node, None)
+                derived = self._implicit_wake(node, decision)
+                if explicit is None:
+                    wake = derived
+                elif derived.refs:
+                    wake = explicit.merge(derived)
+                else:
+                    wake = explicit
+                jobs.append(
+                    _Job(
+                        node=node,
+                        decision=decision,
+                        wake=wake,
+                        request=self._prepare(run, node, wake),
+                    )
+                )
+            self._run_wave(run, jobs, event, summary, pending, wakes)
+
+    def _decide(
+        self, node: str, caller: dict[str, str], external: dict[str, str], wakes: dict[str, Wake]
+    ) -> Decision:
+        spec = self.intent.nodes[node]
+        inputs = input_fingerprints(self.intent, node, self.heads, caller, external)
+        return decide(
+            contract_fingerprint=spec.contract_fingerprint,
+            inputs=inputs,
+            head=self.heads[node],
+            wake=wakes.get(node),
+        )
+
+    def _drain(self, run: RunDir, pending: set[str], wakes: dict[str, Wake]) -> None:
+        """Take queued wakes (from `prosec trigger` / `tick` while we held the lock)."""
+        items = self.backend.drain()
+        if items:
+            run.add_wakes(items)
+        for item in items:
+            node = str(item.get("node"))
+            if node not in self.intent.nodes:
+                continue
+            if item.get("source") == "external" and "data" in item:
+                self.backend.put_value(f"external.{node}", {"data": item["data"]})
+            wake = Wake(source=str(item["source"]), refs=frozenset(item.get("refs", [])))
+            wakes[node] = wakes[node].merge(wake) if node in wakes else wake
+            pending.add(node)
+
+    def _implicit_wake(self, node: str, decision: Decision) -> Wake:
+        """Why a node renders, derived from the ledger: the rendered receipts of producers
+        whose subscribed token differs from the node's last memo (all of them on a cold
+        start). Without such a producer the node's own wake source is the cause. The same
+        derivation after a crash gives the same receipt as an uninterrupted run."""
+        previous = self.heads[node].memo()
+        slots = input_slots(self.intent, node)
+        old: tuple[str | None, ...] = previous[1] if previous else (None,) * len(slots)
+        refs: set[str] = set()
+        for slot, was, now in zip(slots, old, decision.memo[1], strict=False):
+            if slot.producer is None or was == now:
+                continue
+            last = self.heads[slot.producer].last
+            if last is not None and last["status"] == "rendered":
+                refs.add(str(last["content_hash"]))
+        if not refs and self.intent.nodes[node].wake_source != "input":
+            return Wake(source=self.intent.nodes[node].wake_source)
+        return Wake(source="input", refs=frozenset(refs))
+
+    def _run_wave(
+        self,
+        run: RunDir,
+        jobs: list[_Job],
+        event: int,
+        summary: RunSummary,
+        pending: set[str],
+        wakes: dict[str, Wake],
+    ) -> None:
+        parallel = len(jobs) > 1
+        if parallel:
+            run.log(f"{event}→ ∥start {','.join(job.node for job in jobs)}")
+        letters = iter("abcdefghijklmnopqrstuvwxyz")
+        with cf.ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
+            futures = {}
+            for job in jobs:
+                self.options.on_event(Event(kind="start", node=job.node))
+                futures[pool.submit(self._render, job)] = job
+            for future in cf.as_completed(futures):
+                job = futures[future]
+                outcome = future.result()
+                self.options.checkpoint("after-render", job.node)
+                label = f"{event}{next(letters, '')}" if parallel else f"{event}"
+                self._commit_render(run, job, outcome, label, summary, pending, wakes)
+        if parallel:
+            run.log(f"{event}→ ∥done")
+
+    def _render(self, job: _Job) -> RenderOutcome:
+        try:
+            return self.renderers[job.node].render(job.request)
+        except Exception as exc:  # a render plug-in bug must not take the runner down
+            return RenderOutcome(ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}")
+
+    # -- preparing a render ---------------------------------------------------------------
+
+    def _pinned(self, run: RunDir, node: str) -> Path | None:
+        """Materialize a node's current version in the run (its pinned, immutable copy)."""
+        version = self.version(node)
+        if version is None:
+            return None
+        if run.version_of(node) != version:
+            files = decode_frame(self.backend.get_version(node, version))
+            run.materialize(node, version, files)
+        return run.world_model(node)
+
+    def _prepare(self, run: RunDir, node: str, wake: Wake) -> RenderRequest:
+        spec = self.intent.nodes[node]
+        workspace = run.prepare_workspace(node)
+        inputs: list[dict[str, Any]] = []
+        for edge in self.intent.inputs_of[node]:
+            head = self.heads[edge.producer]
+            path = self._pinned(run, edge.producer)
+            tokens = head.fingerprints(self.intent.nodes[edge.producer].facets)
+            inputs.append(
+                {
+                    "producer": edge.producer,
+                    "facet": edge.facet,
+                    "token": tokens.get(edge.facet),
+                    "version": self.version(edge.producer),
+                    "path": str(path) if path else None,
+                }
+            )
+        caller = [
+            {
+                "name": item.name,
+                "type": item.type,
+                "path": str(run.path / "world-model" / "caller" / f"{item.name}.md"),
+            }
+            for item in sorted(spec.caller_inputs, key=lambda c: c.name)
+        ]
+        prior = self._pinned(run, node)
+        wake_doc: dict[str, Any] = {"source": wake.source, "refs": sorted(wake.refs)}
+        if wake.source == "external" or node in self.intent.entry_points:
+            stored = self.backend.get_value(f"external.{node}")
+            if stored is not None and wake.source == "external":
+                wake_doc["data"] = stored["data"]
+        inputs_file = workspace / "__inputs.json"
+        wake_file = workspace / "__wake.json"
+        atomic_write_bytes(
+            inputs_file,
+            json.dumps(
+                {
+                    "run_id": run.run_id,
+                    "node": node,
+                    "inputs": inputs,
+                    "caller": caller,
+                    "prior": {
+                        "version": self.version(node),
+                        "path": str(prior) if prior else None,
+                    },
+                    "wake": wake_doc,
+                },
+                indent=2,
+                sort_keys=True,
+            ).encode(),
+            durable=False,  # render context, rebuilt for every render
+        )
+        wake_json = json.dumps(wake_doc, indent=2, sort_keys=True).encode()
+        atomic_write_bytes(wake_file, wake_json, durable=False)
+        contract = None
+        for source in self.intent.raw.get("sources", []):
+            if source.get("name") == node:
+                contract = run.source(str(source["path"]))
+        attested = tuple(item["id"] for item in (spec.validator or {}).get("attested", []))
+        return RenderRequest(
+            run_id=run.run_id,
+            node=node,
+            root=self.root,
+            run_dir=run.path,
+            workspace=workspace,
+            output=run.staging(node),
+            inputs_file=inputs_file,
+            wake_file=wake_file,
+            attest_file=workspace / ATTEST_FILE,
+            prior=prior,
+            prior_version=self.version(node),
+            contract=contract,
+            timeout=self.options.timeout,
+            wake=wake_doc,
+            attested=attested,
+        )
+
+    # -- commit-and-sign ------------------------------------------------------------------
+
+    def _commit_render(
+        self,
+        run: RunDir,
+        job: _Job,
+        outcome: RenderOutcome,
+        label: str,
+        summary: RunSummary,
+        pending: set[str],
+        wakes: dict[str, Wake],
+    ) -> None:
+        node = job.node
+        status, tokens, files, diff = evaluate(
+            self.intent.nodes[node], self.heads[node], run, outcome
+        )
+        receipt = build_receipt(
+            node=node,
+            prev=self.heads[node].hash,
+            contract_fingerprint=job.decision.memo[0],
+            wake_source=job.wake.source,
+            wake_refs=job.wake.refs,
+            input_fingerprints=job.decision.memo[1],
+            fingerprints=tokens,
+            status=status,
+            semantic_diff=diff,
+            cost=self._cost(node, job.wake, outcome),
+        )
+        mark = {"rendered": "✓ rendered", "skipped": "∅ skipped"}.get(status)
+        marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
+        self._commit(run, node, receipt, files, marker)
+        if node in self.options.clocked:
+            self.backend.put_value(f"clock.{node}", {"last_render": utc_now()})
+        if status == "failed":
+            summary.failed.append((node, str(diff["error"]), str(diff.get("reason", ""))))
+        else:
+            (summary.rendered if status == "rendered" else summary.skipped).append(node)
+        self.options.on_event(Event(kind=status, node=node, detail=str(diff.get("error", ""))))
+        if status == "rendered":
+            for subscriber in subscribers_woken(self.intent, node, diff["changed"]):
+                wake = Wake(source="input", refs=frozenset({receipt["content_hash"]}))
+                wakes[subscriber] = wakes[subscriber].merge(wake) if subscriber in wakes else wake
+                pending.add(subscriber)
+
+    def _skip_without_render(
+        self, run: RunDir, node: str, decision: Decision, wake: Wake, marker: str
+    ) -> None:
+        head = self.heads[node]
+        receipt = build_receipt(
+            node=node,
+            prev=head.hash,
+            contract_fingerprint=decision.memo[0],
+            wake_source=wake.source,
+            wake_refs=wake.refs,
+            input_fingerprints=decision.memo[1],
+            fingerprints=head.fingerprints(self.intent.nodes[node].facets),
+            status="skipped",
+        )
+        self._commit(run, node, receipt, None, marker)
+        self.options.on_event(Event(kind="skipped", node=node))
+
+    def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> dict[str, Any]:
+        given = dict(outcome.cost or {})
+        tokens = given.get("tokens") if isinstance(given.get("tokens"), dict) else {}
+        return {
+            "model": str(given.get("model", "none")),
+            "provider": str(given.get("provider", self.providers.get(node, "none"))),
+            "surprise_cause": wake.source,
+            "tokens": {
+                "fresh": int(tokens.get("fresh", 0)) if tokens else 0,
+                "reused": int(tokens.get("reused", 0)) if tokens else 0,
+            },
+        }
+
+    def _commit(
+        self,
+        run: RunDir,
+        node: str,
+        receipt: dict[str, Any],
+        files: dict[str, bytes] | None,
+        marker: str,
+    ) -> None:
+        address = commit_and_sign(
+            self.backend, run, node, receipt, files, marker, self.options.checkpoint
+        )
+        head = self.heads[node]
+        self.heads[node] = NodeHead(
+            last=receipt, last_ok=receipt if receipt["status"] != "failed" else head.last_ok
+        )
+        if address is not None:
+            self._versions[node] = address

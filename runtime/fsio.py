@@ -1,0 +1,176 @@
+"""Crash-safe file primitives: atomic writes, fsync'd appends, and confined path joins."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from .canonical import PathError, normalize_path
+
+__all__ = [
+    "PathEscapeError",
+    "append_line",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "confined",
+    "fsync_dir",
+    "replace_dir",
+    "safe_name",
+]
+
+
+class PathEscapeError(PathError):
+    """A path that would leave its confining directory (via `..`, absolute, or symlink)."""
+
+
+def fsync_dir(path: Path) -> None:
+    """fsync a directory so a rename or a new entry inside it is durable."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to `path` atomically: temp file in the same dir, fsync, rename, fsync dir.
+
+    `durable=False` keeps the atomic rename but skips the fsyncs, for derived files
+    that are rebuilt from durable state (a run's materialized inputs, render context).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Atomically write UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line (a trailing newline is added) and fsync before returning.
+
+    A single `write` of the whole line keeps appends from interleaving; a crash can
+    leave at most a torn last line, which readers detect (no trailing newline).
+    """
+    if b"\n" in line:
+        raise ValueError("an appended record must not contain a newline")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = not path.exists()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        payload = line + b"\n"
+        written = os.write(fd, payload)
+        if written != len(payload):  # pragma: no cover - disk full or similar
+            raise OSError(f"short append to {path}: {written} of {len(payload)} bytes")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_dir(path.parent)
+
+
+def safe_name(name: str, what: str = "name") -> str:
+    """Check a single path segment taken from untrusted input (a node name, a file name)."""
+    unsafe = any(ord(char) < 0x20 or char in "/\\\x7f" for char in name)
+    if not name or name in (".", "..") or unsafe:
+        raise PathEscapeError(f"{what} {name!r} is not a safe single path segment")
+    return name
+
+
+def confined(base: Path, relative: str, what: str = "path") -> Path:
+    """Join an untrusted relative path under `base`, refusing anything that escapes it.
+
+    Refuses absolute paths and `..` segments, and resolves symlinks so that a link
+    pointing outside `base` is refused too.
+    """
+    try:
+        clean = normalize_path(relative)
+    except PathError as exc:
+        raise PathEscapeError(f"{what}: {exc}") from exc
+    candidate = base / clean
+    root = base.resolve()
+    resolved = candidate.resolve()
+    if resolved != root and root not in resolved.parents:
+        raise PathEscapeError(f"{what} {relative!r} resolves outside {base.name}/ (symlink?)")
+    return candidate
+
+
+def replace_dir(target: Path, files: dict[str, bytes], *, durable: bool = True) -> None:
+    """Replace directory `target` with exactly `files`, as atomically as POSIX allows.
+
+    The new tree is written and fsynced beside the target, then swapped in with two
+    renames; a crash between them leaves `target.old-*` which the next call removes.
+    Readers that need a consistent view go through the content-addressed blob.
+    """
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    for stale in parent.glob(f".{target.name}.new-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    for stale in parent.glob(f".{target.name}.old-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    staging = parent / f".{target.name}.new-{secrets.token_hex(4)}"
+    staging.mkdir()
+    for rel, content in sorted(files.items()):
+        dest = staging / normalize_path(rel)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with open(dest, "wb") as handle:
+            handle.write(content)
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+    if durable:
+        for directory in sorted({p for p in staging.rglob("*") if p.is_dir()}, reverse=True):
+            fsync_dir(directory)
+        fsync_dir(staging)
+    if target.exists():
+        old = parent / f".{target.name}.old-{secrets.token_hex(4)}"
+        os.rename(target, old)
+        os.rename(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(staging, target)
+    if durable:
+        fsync_dir(parent)
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    """Read every regular file under `root` as relative-path → bytes (symlinks refused)."""
+    files: dict[str, bytes] = {}
+    if not root.exists():
+        return files
+    for path in _walk_files(root):
+        rel = path.relative_to(root).as_posix()
+        files[rel] = path.read_bytes()
+    return files
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        base = Path(dirpath)
+        for dirname in list(dirnames):
+            if (base / dirname).is_symlink():
+                raise PathEscapeError(f"{(base / dirname)} is a symlink; artifacts may not link")
+        dirnames.sort()
+        for filename in sorted(filenames):
+            path = base / filename
+            if path.is_symlink():
+                raise PathEscapeError(f"{path} is a symlink; artifacts may not link")
+            yield path

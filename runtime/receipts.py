@@ -1,0 +1,367 @@
+"""Receipts: build and hash them, append them to ledgers, load and verify ledgers.
+
+A receipt is the upstream envelope (schemas/receipt.schema.json). Its `content_hash` is
+the token of the canonical JSON of the receipt without `content_hash`; `prev` chains the
+receipts of one node. A ledger on disk is JSON Lines, one canonical receipt per line,
+each line appended with fsync. A crash can tear only the last line; loading reports a
+torn line instead of using it. `verify_*` functions return findings (empty = valid) and
+point at the file, line (or array index) and node of every problem.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .canonical import FrameError, canonical_json, decode_frame, encode_frame, sha256_token, token
+from .fsio import append_line
+
+__all__ = [
+    "Finding",
+    "LedgerError",
+    "build_receipt",
+    "content_hash",
+    "load_ledger",
+    "verify_chain",
+]
+
+SCHEMA = "openprose.receipt"
+NULL_SIG = {"null_reason": "no-signer-adapter-configured", "scheme": "none"}
+_NODE_RE = re.compile(rb'"node":"((?:[^"\\]|\\.)*)"')
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """A verification problem, located by file, position and (when known) node."""
+
+    file: str
+    position: str
+    node: str | None
+    message: str
+
+    def __str__(self) -> str:
+        node = f" node {self.node}" if self.node else ""
+        return f"{self.file}:{self.position}:{node} {self.message}".replace(": ", ": ", 1)
+
+
+class LedgerError(Exception):
+    """A ledger that cannot be trusted (torn last line, broken hash or chain)."""
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        super().__init__("; ".join(str(f) for f in findings))
+        self.findings = tuple(findings)
+
+
+def content_hash(receipt: Mapping[str, Any]) -> str:
+    """The content hash of a receipt (computed without its own `content_hash` field)."""
+    body = {key: value for key, value in receipt.items() if key != "content_hash"}
+    return token(body)
+
+
+def build_receipt(
+    *,
+    node: str,
+    prev: str | None,
+    contract_fingerprint: str,
+    wake_source: str,
+    wake_refs: Iterable[str],
+    input_fingerprints: Iterable[str],
+    fingerprints: Mapping[str, str],
+    status: str,
+    semantic_diff: Mapping[str, Any] | None = None,
+    cost: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build a complete receipt, `content_hash` included."""
+    receipt: dict[str, Any] = {
+        "schema": SCHEMA,
+        "hash_algorithm": "sha256",
+        "node": node,
+        "prev": prev,
+        "contract_fingerprint": contract_fingerprint,
+        "wake": {"source": wake_source, "refs": sorted(set(wake_refs))},
+        "input_fingerprints": list(input_fingerprints),
+        "fingerprints": dict(fingerprints),
+        "semantic_diff": dict(semantic_diff or {}),
+        "status": status,
+        "cost": dict(
+            cost
+            or {
+                "model": "none",
+                "provider": "none",
+                "surprise_cause": wake_source,
+                "tokens": {"fresh": 0, "reused": 0},
+            }
+        ),
+        "sig": dict(NULL_SIG),
+    }
+    receipt["content_hash"] = content_hash(receipt)
+    return receipt
+
+
+def receipt_line(receipt: Mapping[str, Any]) -> bytes:
+    """The ledger line of a receipt: its canonical JSON."""
+    return canonical_json(dict(receipt))
+
+
+def append_receipt(path: Path, receipt: Mapping[str, Any]) -> None:
+    """Append one receipt to a JSON Lines ledger with fsync."""
+    append_line(path, receipt_line(receipt))
+
+
+# ---------------------------------------------------------------------------------------
+# Loading and verification
+# ---------------------------------------------------------------------------------------
+
+
+def _guess_node(raw: bytes) -> str | None:
+    match = _NODE_RE.search(raw)
+    if match is None:
+        return None
+    try:
+        value = json.loads(b'"' + match.group(1) + b'"')
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def parse_ledger(path: Path, data: bytes) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """Parse JSON Lines bytes into receipts; findings for torn/bad lines (never used)."""
+    receipts, findings, _ = parse_ledger_hashed(path, data)
+    return receipts, findings
+
+
+def parse_ledger_hashed(
+    path: Path, data: bytes
+) -> tuple[list[dict[str, Any]], list[Finding], list[str]]:
+    """parse_ledger, plus each receipt's recomputed content hash (for verify_chain)."""
+    hashes: list[str] = []
+    receipts: list[dict[str, Any]] = []
+    findings: list[Finding] = []
+    name = str(path)
+    if not data:
+        return receipts, findings, hashes
+    lines = data.split(b"\n")
+    torn = lines[-1] != b""
+    offset = 0
+    for number, raw in enumerate(lines[:-1], start=1):
+        where = f"{number}"
+        try:
+            receipt = json.loads(raw)
+            if not isinstance(receipt, dict):
+                raise ValueError("a receipt must be a JSON object")
+        except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+            column = getattr(exc, "colno", None)
+            at = f" at column {column} (byte {offset + column - 1})" if column else ""
+            findings.append(
+                Finding(
+                    file=name,
+                    position=where,
+                    node=_guess_node(raw),
+                    message=f"line is not a JSON receipt{at}: {exc}",
+                )
+            )
+            offset += len(raw) + 1
+            continue
+        fields = {key: value for key, value in receipt.items() if key != "content_hash"}
+        body_bytes = canonical_json(fields)
+        computed = sha256_token(body_bytes)
+        # When "content_hash" sorts first (it does in the envelope), the canonical line
+        # derives from the body's canonical bytes: one serialization checks form and hash.
+        stated = receipt.get("content_hash")
+        if isinstance(stated, str) and fields and all(k > "content_hash" for k in fields):
+            expected = b'{"content_hash":' + canonical_json(stated) + b"," + body_bytes[1:]
+        else:
+            expected = canonical_json(receipt)
+        hashes.append(computed)
+        if expected != raw:
+            findings.append(
+                Finding(
+                    file=name,
+                    position=where,
+                    node=_str(receipt.get("node")),
+                    message=(
+                        f"line is not in canonical JSON form (bytes {offset}..{offset + len(raw)})"
+                    ),
+                )
+            )
+        receipts.append(receipt)
+        offset += len(raw) + 1
+    if torn:
+        findings.append(
+            Finding(
+                file=name,
+                position=f"{len(lines)}",
+                node=_guess_node(lines[-1]),
+                message=(
+                    f"torn last line ({len(lines[-1])} bytes without a newline at byte "
+                    f"{offset}): an interrupted append; it is not used"
+                ),
+            )
+        )
+    return receipts, findings, hashes
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def verify_chain(
+    receipts: Sequence[Mapping[str, Any]],
+    *,
+    file: str,
+    positions: Sequence[str] | None = None,
+    heads: Mapping[str, str | None] | None = None,
+    computed: Sequence[str] | None = None,
+) -> tuple[list[Finding], dict[str, str]]:
+    """Check every content hash and every per-node `prev` chain.
+
+    `heads` gives the expected `prev` of each node's first receipt (None = must be
+    null); a node absent from `heads` accepts any first `prev` (a run ledger that
+    continues a durable chain). Returns findings and the last hash per node.
+    """
+    findings: list[Finding] = []
+    last: dict[str, str] = {}
+    for index, receipt in enumerate(receipts):
+        position = positions[index] if positions is not None else f"[{index}]"
+        node = _str(receipt.get("node"))
+        stated = receipt.get("content_hash")
+        actual = computed[index] if computed is not None else content_hash(receipt)
+        if stated != actual:
+            findings.append(
+                Finding(
+                    file=file,
+                    position=position,
+                    node=node,
+                    message=f"content_hash {stated} does not match the receipt ({actual})",
+                )
+            )
+        if node is None:
+            findings.append(Finding(file=file, position=position, node=None, message="no node"))
+            continue
+        prev = receipt.get("prev")
+        if node in last:
+            expected: str | None = last[node]
+            check = True
+        elif heads is not None and node in heads:
+            expected = heads[node]
+            check = True
+        else:
+            expected, check = None, False
+        if check and prev != expected:
+            findings.append(
+                Finding(
+                    file=file,
+                    position=position,
+                    node=node,
+                    message=f"prev {prev} breaks the chain (expected {expected})",
+                )
+            )
+        last[node] = stated if isinstance(stated, str) else actual
+    return findings, last
+
+
+def load_ledger(path: Path, *, node: str | None = None) -> list[dict[str, Any]]:
+    """Load a JSON Lines ledger, verifying hashes and chain; raise LedgerError on any problem.
+
+    With `node`, the ledger is a durable per-node ledger: every receipt must be that
+    node's and the chain must start at null.
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    receipts, findings, hashes = parse_ledger_hashed(path, data)
+    heads: dict[str, str | None] | None = {node: None} if node is not None else None
+    positions = [str(i) for i in range(1, len(receipts) + 1)]
+    chain, _ = verify_chain(
+        receipts, file=str(path), positions=positions, heads=heads, computed=hashes
+    )
+    findings += chain
+    if node is not None:
+        findings += [
+            Finding(
+                file=str(path), position=str(i), node=_str(r.get("node")), message="foreign node"
+            )
+            for i, r in enumerate(receipts, start=1)
+            if r.get("node") != node
+        ]
+    if findings:
+        raise LedgerError(findings)
+    return receipts
+
+
+def verify_receipts_array(path: Path) -> tuple[list[Finding], int]:
+    """Verify an upstream `receipts.json` (a canonical JSON array plus a newline)."""
+    data = path.read_bytes()
+    try:
+        receipts = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return [Finding(file=str(path), position="0", node=None, message=f"not JSON: {exc}")], 0
+    if not isinstance(receipts, list):
+        return [Finding(file=str(path), position="0", node=None, message="not an array")], 0
+    findings, _ = verify_chain(receipts, file=str(path), heads=_NullHeads())
+    if canonical_json(receipts) + b"\n" != data:
+        findings.append(
+            Finding(
+                file=str(path),
+                position=_first_difference(canonical_json(receipts) + b"\n", data),
+                node=None,
+                message="file is not the canonical JSON form of its receipts",
+            )
+        )
+    return findings, len(receipts)
+
+
+class _NullHeads(dict[str, None]):
+    """Heads mapping under which every node's chain must start at null."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> None:
+        return None
+
+
+def _first_difference(expected: bytes, actual: bytes) -> str:
+    for index, (a, b) in enumerate(zip(expected, actual, strict=False)):
+        if a != b:
+            return f"byte {index}"
+    return f"byte {min(len(expected), len(actual))}"
+
+
+def verify_version_file(path: Path) -> list[Finding]:
+    """Verify a `sha256_<hex>.bin` OPWM1 frame: hash matches its name and it round-trips."""
+    data = path.read_bytes()
+    name = path.name
+    match = re.fullmatch(r"sha256_([0-9a-f]{64})\.bin", name)
+    findings: list[Finding] = []
+    if match is None:
+        return [Finding(file=str(path), position="name", node=None, message="not a version name")]
+    actual = sha256_token(data)
+    if actual != f"sha256:{match.group(1)}":
+        findings.append(
+            Finding(file=str(path), position="0", node=None, message=f"content hashes to {actual}")
+        )
+    try:
+        files = decode_frame(data)
+    except (FrameError, ValueError) as exc:
+        offset = getattr(exc, "offset", 0)
+        findings.append(
+            Finding(file=str(path), position=f"byte {offset}", node=None, message=f"{exc}")
+        )
+        return findings
+    if encode_frame(files) != data:
+        findings.append(
+            Finding(
+                file=str(path), position="0", node=None, message="does not re-encode identically"
+            )
+        )
+    return findings
+
+
+def iter_version_files(root: Path) -> Iterator[Path]:
+    """Every `versions/*.bin` under a directory, in sorted order."""
+    yield from sorted(root.rglob("versions/*.bin"))

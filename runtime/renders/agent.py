@@ -1,0 +1,105 @@
+"""Agent renders: build a prompt from the contract, pinned inputs and output location,
+then run the configured agent command (prompt on stdin, or as `{prompt_file}`).
+
+Keys: `command` (template; placeholders {prompt_file} {node} {output} {workspace}
+{run_id}), `stdin` (bool, default true when the template has no {prompt_file}),
+`model` (recorded in the receipt's cost), `env`, `timeout`. The prompt is written to
+`workspace/{node}/__prompt.md` for inspection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import Binding, BindingError, RenderOutcome, RenderRequest
+from .command import render_env, run_process, split_command, substitute, timeout_of
+
+__all__ = ["AgentRenderer", "build_prompt"]
+
+PROMPT_FILE = "__prompt.md"
+
+
+def build_prompt(request: RenderRequest) -> str:
+    """The agent's instructions: contract, pinned inputs by reference, where to write."""
+    inputs = json.loads(request.inputs_file.read_bytes())
+    contract = request.contract.read_text(encoding="utf-8") if request.contract else ""
+    lines = [
+        f"# Render `{request.node}` (run {request.run_id})",
+        "",
+        "You are rendering one node of an OpenProse program. Keep its `### Maintains`",
+        "true and write the published artifact, nothing else, under the output folder.",
+        "",
+        "## Contract",
+        "",
+        contract.strip() or "(no contract source was snapshotted for this node)",
+        "",
+        "## Inputs (read them at these pinned versions; never elsewhere)",
+        "",
+    ]
+    for item in inputs.get("inputs", []):
+        where = item.get("path") or "(never committed: no truth yet)"
+        lines.append(f"- `{item['producer']}` facet `{item['facet']}` @ {item['version']}: {where}")
+    for item in inputs.get("caller", []):
+        lines.append(f"- caller input `{item['name']}`: {item['path']}")
+    if not inputs.get("inputs") and not inputs.get("caller"):
+        lines.append("- (none)")
+    lines += [
+        "",
+        "## Your prior truth",
+        "",
+        f"- {request.prior} ({request.prior_version})" if request.prior else "- (none yet)",
+        "",
+        "## Output",
+        "",
+        f"- Write the published artifact (structured JSON/YAML or Markdown with YAML "
+        f"frontmatter) under: {request.output}",
+        f"- Scratch notes go in: {request.workspace}",
+        f"- If you cannot keep the contract, write {request.workspace / '__error.md'} "
+        "starting with `# Error: <short-name>` and publish nothing.",
+    ]
+    if request.attested:
+        lines += [
+            f"- Attest these postconditions by id in {request.attest_file} as "
+            '{"attested": [ids]} only if they hold: ' + ", ".join(request.attested)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentRenderer:
+    """Runs an agent CLI on a generated prompt."""
+
+    argv: tuple[str, ...]
+    stdin: bool
+    model: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+
+    @classmethod
+    def from_binding(cls, binding: Binding, root: Path) -> AgentRenderer:
+        argv = split_command(binding.options.get("command"), binding.origin)
+        uses_file = any("{prompt_file}" in arg for arg in argv)
+        stdin = binding.options.get("stdin", not uses_file)
+        model = binding.options.get("model", "unspecified")
+        env = binding.options.get("env", {})
+        if not isinstance(stdin, bool) or not isinstance(model, str) or not isinstance(env, dict):
+            raise BindingError(f"{binding.origin}: `stdin` bool, `model` string, `env` table")
+        return cls(argv=tuple(argv), stdin=stdin, model=model, env=env, timeout=timeout_of(binding))
+
+    def render(self, request: RenderRequest) -> RenderOutcome:
+        prompt = build_prompt(request)
+        prompt_file = request.workspace / PROMPT_FILE
+        prompt_file.write_text(prompt, encoding="utf-8")
+        argv = [arg.replace("{prompt_file}", str(prompt_file)) for arg in self.argv]
+        outcome = run_process(
+            substitute(argv, request),
+            request,
+            render_env(request, self.env),
+            self.timeout or request.timeout,
+            stdin=prompt.encode("utf-8") if self.stdin else None,
+        )
+        cost = {"model": self.model, "provider": "agent"}
+        return RenderOutcome(ok=outcome.ok, error=outcome.error, detail=outcome.detail, cost=cost)

@@ -1,0 +1,167 @@
+"""Shell-command renders: run a program with the node's context in env vars and files.
+
+Environment given to the process (all paths absolute):
+
+| variable               | meaning                                                        |
+|------------------------|----------------------------------------------------------------|
+| PROSEC_RUN_ID          | the run id                                                     |
+| PROSEC_NODE            | the node being rendered                                        |
+| PROSEC_ROOT            | the OpenProse root (also the working directory)               |
+| PROSEC_RUN_DIR         | runs/{id}/                                                     |
+| PROSEC_WORKSPACE       | runs/{id}/workspace/{node}/ — private scratch                  |
+| PROSEC_OUTPUT          | the staging folder: write the artifact to publish here         |
+| PROSEC_INPUTS          | JSON file: pinned input versions and their paths (+ caller)    |
+| PROSEC_WAKE            | JSON file: the wake (source, refs, trigger data)               |
+| PROSEC_PRIOR           | the node's prior truth directory ("" before its first commit) |
+| PROSEC_PRIOR_VERSION   | its ContentAddress ("" before its first commit)               |
+| PROSEC_CONTRACT        | the node's contract source snapshot ("" if unknown)            |
+| PROSEC_ATTEST          | where to write {"attested": [ids]} for render-attested checks |
+| PROSEC_ATTESTED_IDS    | the ids the validator expects attested, comma-separated        |
+
+To signal a semantic failure, write `$PROSEC_WORKSPACE/__error.md` starting with
+`# Error: <name>`. A non-zero exit or a timeout fails the render too. stdout and stderr
+go to `$PROSEC_WORKSPACE/__render.log`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import Binding, BindingError, RenderOutcome, RenderRequest
+
+__all__ = ["CommandRenderer", "render_env", "run_process"]
+
+LOG_FILE = "__render.log"
+
+
+def render_env(request: RenderRequest, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a command-like render."""
+    env = dict(os.environ)
+    env.update(extra or {})
+    env.update(
+        {
+            "PROSEC_RUN_ID": request.run_id,
+            "PROSEC_NODE": request.node,
+            "PROSEC_ROOT": str(request.root),
+            "PROSEC_RUN_DIR": str(request.run_dir),
+            "PROSEC_WORKSPACE": str(request.workspace),
+            "PROSEC_OUTPUT": str(request.output),
+            "PROSEC_INPUTS": str(request.inputs_file),
+            "PROSEC_WAKE": str(request.wake_file),
+            "PROSEC_PRIOR": str(request.prior) if request.prior else "",
+            "PROSEC_PRIOR_VERSION": request.prior_version or "",
+            "PROSEC_CONTRACT": str(request.contract) if request.contract else "",
+            "PROSEC_ATTEST": str(request.attest_file),
+            "PROSEC_ATTESTED_IDS": ",".join(request.attested),
+        }
+    )
+    return env
+
+
+def substitute(argv: Sequence[str], request: RenderRequest) -> list[str]:
+    """Fill `{node}`, `{run_id}`, `{workspace}`, `{output}` inside each argument."""
+    values = {
+        "{node}": request.node,
+        "{run_id}": request.run_id,
+        "{workspace}": str(request.workspace),
+        "{output}": str(request.output),
+    }
+    out = []
+    for arg in argv:
+        for key, value in values.items():
+            arg = arg.replace(key, value)
+        out.append(arg)
+    return out
+
+
+def run_process(
+    argv: Sequence[str],
+    request: RenderRequest,
+    env: Mapping[str, str],
+    timeout: float,
+    stdin: bytes | None = None,
+) -> RenderOutcome:
+    """Run one render process in its own process group; kill the group on timeout."""
+    log_path = request.workspace / LOG_FILE
+    with open(log_path, "ab") as log:
+        try:
+            process = subprocess.Popen(
+                list(argv),
+                cwd=request.root,
+                env=dict(env),
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return RenderOutcome(ok=False, error="spawn", detail=f"cannot run {argv[0]!r}: {exc}")
+        try:
+            process.communicate(input=stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            return RenderOutcome(ok=False, error="timeout", detail=f"render exceeded {timeout:g}s")
+        except BaseException:
+            _kill_group(process)
+            raise
+    if process.returncode != 0:
+        return RenderOutcome(
+            ok=False,
+            error=f"exit-{process.returncode}",
+            detail=f"render exited with status {process.returncode}; see {LOG_FILE}",
+        )
+    return RenderOutcome(ok=True)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def split_command(value: object, origin: str) -> list[str]:
+    """A `command` setting as argv: a string is split like a shell, a list is taken as is."""
+    if isinstance(value, str) and value.strip():
+        return shlex.split(value)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise BindingError(f"{origin}: `command` must be a non-empty string or list of strings")
+
+
+def timeout_of(binding: Binding) -> float | None:
+    value = binding.options.get("timeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise BindingError(f"{binding.origin}: `timeout` must be a positive number of seconds")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandRenderer:
+    """Runs `command` with the render context in its environment."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+
+    @classmethod
+    def from_binding(cls, binding: Binding, root: Path) -> CommandRenderer:
+        env = binding.options.get("env", {})
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise BindingError(f"{binding.origin}: `env` must be a table of strings")
+        argv = split_command(binding.options.get("command"), binding.origin)
+        return cls(argv=tuple(argv), env=dict(env), timeout=timeout_of(binding))
+
+    def render(self, request: RenderRequest) -> RenderOutcome:
+        timeout = self.timeout or request.timeout
+        return run_process(
+            substitute(self.argv, request), request, render_env(request, self.env), timeout
+        )

@@ -1,0 +1,331 @@
+"""One runtime session: open a project, bind inputs, start / resume runs, recover commits.
+
+This is the I/O driver between the CLI and the engine: it loads prose.toml and the
+compiled intent, resolves every node's render before anything runs, takes the runner
+lock, rolls forward interrupted commits, creates run directories and writes their
+end markers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .backends import Backend, open_backend
+from .canonical import canonical_json, decode_frame
+from .config import RunConfig, load_config
+from .executor import Engine, EngineOptions, Event, RunSummary
+from .fsio import atomic_write_text
+from .intent import Intent, load_intent, remember_checked
+from .reconciler import Wake, is_due, parse_duration
+from .renders import BindingError, Renderer, make_renderer, resolve_binding
+from .runs import RunDir, new_run_id, resolve_run, utc_now
+
+__all__ = ["Project", "SessionError", "open_project"]
+
+MANIFEST = Path("dist/manifest.active.json")
+CACHE = Path("state/.cache")
+
+
+class SessionError(RuntimeError):
+    """A user-facing failure to start or continue a run (exit code 2 unless noted)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class Project:
+    """An OpenProse root with its config, compiled intent, backend and renders."""
+
+    root: Path
+    config: RunConfig
+    intent: Intent
+    backend: Backend
+    renderers: dict[str, Renderer] = field(default_factory=dict)
+    providers: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def bind_renders(self, cli: Mapping[str, Mapping[str, Any]]) -> None:
+        """Resolve every node's render now, so a missing binding fails before anything runs."""
+        problems = []
+        for node, spec in self.intent.nodes.items():
+            try:
+                binding = resolve_binding(
+                    node,
+                    cli=cli,
+                    config_nodes=self.config.render_nodes,
+                    intent_render=spec.render,
+                    config_default=self.config.render_default,
+                )
+                self.renderers[node] = make_renderer(binding, self.root)
+                self.providers[node] = binding.kind
+            except BindingError as exc:
+                problems.append(str(exc))
+        unknown = sorted(set(cli) - set(self.intent.nodes) - {"*"})
+        unknown += sorted(set(self.config.render_nodes) - set(self.intent.nodes))
+        for name in unknown:
+            problems.append(
+                f"render bound for {name!r}, which is not a node of the compiled intent"
+            )
+        if problems:
+            raise SessionError("\n".join(problems))
+
+    def cadence(self, node: str) -> dt.timedelta | None:
+        text = self.intent.nodes[node].cadence or self.config.cadence.get(node)
+        if text is None:
+            return None
+        try:
+            return parse_duration(text)
+        except ValueError as exc:
+            raise SessionError(f"node {node!r}: {exc}") from exc
+
+    def due_nodes(self, now: dt.datetime) -> list[str]:
+        due = []
+        for node in self.intent.order:
+            cadence = self.cadence(node)
+            if cadence is None:
+                continue
+            clock = self.backend.get_value(f"clock.{node}")
+            last = dt.datetime.fromisoformat(clock["last_render"]) if clock else None
+            if is_due(cadence, last, now):
+                due.append(node)
+        return due
+
+    # -- lock and recovery --------------------------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Roll forward commits a crash interrupted; returns the nodes recovered."""
+        if not getattr(self.backend, "ephemeral", False):
+            remember_checked(self.root / MANIFEST, self.root / CACHE)
+        recovered = []
+        for node, record in self.backend.pendings().items():
+            receipt = record["receipt"]
+            head = self.backend.ledger(node)
+            head_hash = head[-1]["content_hash"] if head else None
+            if head_hash == receipt["prev"]:
+                self.backend.append_receipt(str(record["run_id"]), receipt)
+            elif head_hash != receipt["content_hash"]:
+                self.warnings.append(f"discarded a stale pending commit of {node!r}")
+                self.backend.clear_pending(node)
+                continue
+            run_path = self.root / "runs" / str(record["run_id"])
+            run = RunDir(run_path) if run_path.is_dir() else None
+            if run is not None:
+                run.append_receipt(node, receipt)
+            if record.get("version"):
+                files = decode_frame(self.backend.get_version(node, record["version"]))
+                self.backend.set_published(node, record["version"], files)
+                if run is not None:
+                    run.materialize(node, record["version"], files)
+            if run is not None and record["marker"] not in run.log_lines():
+                run.log(record["marker"])
+            self.backend.clear_pending(node)
+            recovered.append(node)
+        return recovered
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def engine(self, options: EngineOptions) -> Engine:
+        return Engine(
+            root=self.root,
+            intent=self.intent,
+            backend=self.backend,
+            renderers=self.renderers,
+            providers=self.providers,
+            options=options,
+        )
+
+    def create_run(self, kind: str, wakes: Iterable[dict[str, Any]], upstream: list[str]) -> RunDir:
+        sources = self.intent.source_paths()
+        root_source = _root_source(sources)
+        title = next(
+            (
+                str(s.get("name"))
+                for s in self.intent.raw.get("sources", [])
+                if s.get("path") == root_source and s.get("name")
+            ),
+            self.root.resolve().name,
+        )
+        info = {"kind": kind, "wakes": list(wakes), "backend": self.backend.name}
+        runs_dir = None
+        if getattr(self.backend, "ephemeral", False):
+            # nothing durable: the run's files live in a temporary folder
+            runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
+        return RunDir.create(
+            self.root,
+            new_run_id(),
+            runs_dir=runs_dir,
+            intent_bytes=canonical_json(dict(self.intent.raw)) + b"\n",
+            sources=sources,
+            root_source=root_source,
+            title=title,
+            upstream=upstream,
+            info=info,
+        )
+
+    def bind_caller(self, run: RunDir, given: Mapping[str, str], log_from: int) -> int:
+        """Write world-model/caller/{name}.md for every declared input; log new bindings."""
+        declared = self.intent.caller_inputs()
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            names = ", ".join(sorted(declared)) or "none"
+            raise SessionError(f"--input {unknown[0]}: no node declares it (declared: {names})")
+        event = log_from
+        for name, item in sorted(declared.items()):
+            if name in given:
+                binding = self._binding(item.type, name, given[name])
+                self.backend.put_value(f"caller.{name}", binding)
+            stored = self.backend.get_value(f"caller.{name}")
+            if stored is None:
+                continue
+            atomic_write_text(run.path / "world-model" / "caller" / f"{name}.md", stored["text"])
+            if name in given:
+                event += 1
+                run.log(f"{event}→ [input] {name} ✓")
+        return event
+
+    def _binding(self, kind: str, name: str, value: str) -> dict[str, Any]:
+        if kind == "text":
+            text = f"# {name}\n\nbinding: input\nsource: caller\n\n---\n\n{value}\n"
+            return {"fingerprinted": {"type": "text", "value": value}, "text": text}
+        refs = (
+            [ref.strip() for ref in value.split(",") if ref.strip()] if kind == "run[]" else [value]
+        )
+        if kind == "run" and len(refs) != 1:
+            raise SessionError(f"--input {name}: a `run` input takes exactly one run reference")
+        entries = []
+        for ref in refs:
+            try:
+                path = resolve_run(self.root, ref)
+            except (OSError, ValueError) as exc:
+                raise SessionError(f"--input {name}: {exc}") from exc
+            other = RunDir(path)
+            status = {"complete": "complete", "failed": "failed"}.get(
+                other.finished() or "", "incomplete"
+            )
+            root = _root_of(other)
+            self._stale_check(other, root)
+            entries.append({"run": path.name, "path": str(path), "root": root, "status": status})
+        header = f"# {name}\n\nbinding: input\nsource: caller\ntype: {kind}\n\n---\n\n"
+        if kind == "run":
+            e = entries[0]
+            body = f"run: {e['run']}\npath: {e['path']}\nroot: {e['root']}\nstatus: {e['status']}\n"
+        else:
+            body = "\n".join(
+                f"- run: {e['run']}\n  path: {e['path']}\n"
+                f"  root: {e['root']}\n  status: {e['status']}\n"
+                for e in entries
+            )
+        fingerprinted = [{k: e[k] for k in ("run", "root", "status")} for e in entries]
+        return {"fingerprinted": {"type": kind, "value": fingerprinted}, "text": header + body}
+
+    def _stale_check(self, other: RunDir, root: str) -> None:
+        try:
+            theirs = json.loads((other.path / "compiled-intent.json").read_bytes())
+        except (OSError, json.JSONDecodeError):
+            return
+        mine = self.intent.raw.get("contract_fingerprints", {})
+        old = theirs.get("contract_fingerprints", {}) if isinstance(theirs, dict) else {}
+        changed = sorted(n for n in set(mine) & set(old) if mine[n] != old[n])
+        if changed:
+            self.warnings.append(
+                f"[Warning] Stale run: {other.run_id}\n"
+                f"  Root source '{root}' has changed since this run "
+                f"(contracts changed: {', '.join(changed)})."
+            )
+
+    def upstream_runs(self, given: Mapping[str, str]) -> list[str]:
+        """Run ids bound through run-typed caller inputs (the vm.log `upstream:` line)."""
+        declared = self.intent.caller_inputs()
+        ids: list[str] = []
+        for name, value in sorted(given.items()):
+            item = declared.get(name)
+            if item is None or item.type == "text":
+                continue
+            for ref in value.split(",") if item.type == "run[]" else [value]:
+                try:
+                    run_id = resolve_run(self.root, ref.strip()).name
+                except (OSError, ValueError) as exc:
+                    raise SessionError(f"--input {name}: {exc}") from exc
+                if run_id not in ids:
+                    ids.append(run_id)
+        return ids
+
+    def resume_plan(self, run: RunDir) -> tuple[set[str], dict[str, Wake]]:
+        """Pending nodes and wakes of an interrupted run, re-derived from its ledgers."""
+        info = run.info()
+        pending: set[str] = set()
+        wakes: dict[str, Wake] = {}
+        woken: list[str] = []
+        for item in info.get("wakes", []):
+            node = str(item.get("node"))
+            if node not in self.intent.nodes:
+                continue
+            woken.append(node)
+            if run.receipts(node):
+                continue  # consumed before the crash
+            wake = Wake(source=str(item["source"]), refs=frozenset(item.get("refs", [])))
+            wakes[node] = wakes[node].merge(wake) if node in wakes else wake
+            pending.add(node)
+        if info.get("kind") == "run":
+            pending.update(self.intent.order)
+        else:
+            for node in woken:
+                mask = self.intent.descendants[node]
+                pending.update(n for n in self.intent.order if mask >> self.intent.index[n] & 1)
+        return pending, wakes
+
+    def finish(self, run: RunDir, summary: RunSummary) -> None:
+        if summary.failed:
+            names = ", ".join(node for node, _, _ in summary.failed)
+            run.log(f"---error {utc_now()} {len(summary.failed)} failed: {names}")
+        else:
+            run.log(f"---end {utc_now()}")
+
+
+def _root_source(sources: list[str]) -> str | None:
+    index = sorted((s for s in sources if s.endswith("index.prose.md")), key=len)
+    if index:
+        return index[0]
+    return sorted(sources)[0] if sources else None
+
+
+def _root_of(run: RunDir) -> str:
+    for line in run.log_lines()[:5]:
+        if line.startswith("root: "):
+            return line[6:].removesuffix(".prose.md")
+    return "unknown"
+
+
+def open_project(
+    root: Path,
+    *,
+    backend: str | None = None,
+    env: Mapping[str, str] | None = None,
+    manifest: Path | None = None,
+) -> Project:
+    """Load config and compiled intent and open the backend (no lock taken yet)."""
+    root = root.resolve()
+    config = load_config(root)
+    intent = load_intent(root / (manifest or MANIFEST), cache=root / CACHE)
+    store = open_backend(backend or config.backend, root, env)
+    return Project(root=root, config=config, intent=intent, backend=store)
+
+
+def run_with_lock(project: Project, body: Callable[[], int]) -> int:
+    """Run `body` holding the runner lock, then serve wakes queued meanwhile."""
+    if not project.backend.try_lock():
+        raise SessionError(
+            "another prosec runner holds the lock on this root's state; "
+            "use `prosec trigger` / `prosec tick` to queue wakes for it"
+        )
+    try:
+        return body()
+    finally:
+        project.backend.unlock()
+
+
+__all__ += ["EngineOptions", "Event", "Wake", "run_with_lock"]

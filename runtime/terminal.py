@@ -1,0 +1,66 @@
+"""Terminal output for the runtime CLI: the progress bar and the status table.
+
+The runtime's only user of rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .executor import Event
+
+__all__ = ["Progress", "print_status"]
+
+
+class Progress:
+    """rich progress on a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.progress: Any = None
+        self.task: Any = None
+        if enabled:
+            from rich.progress import BarColumn, Progress, TextColumn
+
+            self.progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total}"),
+                transient=True,
+            )
+
+    def __enter__(self) -> Progress:
+        if self.progress is not None:
+            self.progress.start()
+            self.task = self.progress.add_task("reconciling", total=0)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def __call__(self, event: Event) -> None:
+        if self.progress is None:
+            return
+        if event.kind == "wave":
+            self.progress.update(self.task, total=self.progress.tasks[0].total + event.total)
+        elif event.kind in ("rendered", "skipped", "failed") and event.node:
+            self.progress.update(self.task, advance=1, description=f"{event.node} {event.kind}")
+
+
+def print_status(
+    header: Sequence[str], rows: Sequence[Sequence[str]], footer: Sequence[str]
+) -> None:
+    """Print the status header lines, a node table and footer lines."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for line in header:
+        console.print(line)
+    table = Table("node", "last", "version", "receipts", "wake")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    for line in footer:
+        console.print(line)

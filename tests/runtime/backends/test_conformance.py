@@ -1,0 +1,90 @@
+"""One conformance suite for every backend (filesystem, SQLite, PostgreSQL, in-context)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from prosec.runtime.backends import BackendError, ChainError
+from prosec.runtime.canonical import content_address, encode_frame
+from prosec.runtime.receipts import build_receipt
+
+from .conftest import Factory
+
+
+def receipt(node: str, prev: str | None, n: int, status: str = "rendered") -> dict[str, Any]:
+    return build_receipt(
+        node=node,
+        prev=prev,
+        contract_fingerprint=f"sha256:{n:064x}",
+        wake_source="input",
+        wake_refs=[],
+        input_fingerprints=[f"sha256:{n + 7:064x}"],
+        fingerprints={"@atomic": f"sha256:{n + 9:064x}"},
+        status=status,
+    )
+
+
+def test_ledger_chain_and_heads(factory: Factory) -> None:
+    backend = factory()
+    first = receipt("a", None, 1)
+    second = receipt("a", first["content_hash"], 2, status="failed")
+    backend.append_receipt("20260101-000000-aaaaaa", first)
+    backend.append_receipt("20260101-000000-aaaaaa", second)
+    backend.append_receipt("20260101-000000-aaaaaa", receipt("b", None, 3))
+    assert backend.ledger("a") == [first, second]
+    heads = factory().heads(["a", "b", "c"])
+    assert heads["a"].last == second and heads["a"].last_ok == first
+    assert heads["a"].hash == second["content_hash"]
+    assert heads["c"].last is None and heads["c"].memo() is None
+    with pytest.raises(ChainError):
+        backend.append_receipt("20260101-000000-aaaaaa", receipt("a", None, 4))
+    with pytest.raises(ChainError):
+        backend.append_receipt("20260101-000000-aaaaaa", receipt("a", first["content_hash"], 5))
+
+
+def test_versions_and_published(factory: Factory) -> None:
+    backend = factory()
+    files = {"truth.json": b'{"a":1}'}
+    frame, address = encode_frame(files), content_address(files)
+    assert backend.published_version("a") is None
+    backend.put_version("a", address, frame)
+    backend.put_version("a", address, frame)  # idempotent
+    backend.set_published("a", address, files)
+    again = factory()
+    assert again.get_version("a", address) == frame
+    assert again.published_version("a") == address
+    with pytest.raises(BackendError):
+        backend.put_version("a", "sha256:" + "0" * 64, frame)
+    with pytest.raises(BackendError):
+        backend.get_version("a", "sha256:" + "1" * 64)
+
+
+def test_key_values_pending_and_inbox(factory: Factory) -> None:
+    backend = factory()
+    assert backend.get_value("caller.q") is None
+    backend.put_value("caller.q", {"text": "é", "n": [1, 2.5]})
+    backend.put_value("caller.q", {"text": "new"})
+    assert factory().get_value("caller.q") == {"text": "new"}
+    backend.put_pending("a", {"run_id": "r", "receipt": {"x": 1}, "version": None})
+    assert factory().pendings() == {"a": {"run_id": "r", "receipt": {"x": 1}, "version": None}}
+    backend.clear_pending("a")
+    assert factory().pendings() == {}
+    for n in range(3):
+        backend.enqueue({"node": "g", "source": "external", "refs": [str(n)]})
+    assert [w["refs"] for w in factory().drain()] == [["0"], ["1"], ["2"]]
+    assert backend.drain() == []
+
+
+def test_runner_lock_is_exclusive(factory: Factory) -> None:
+    first, second = factory(), factory()
+    assert first.try_lock()
+    assert not second.try_lock()
+    first.unlock()
+    assert second.try_lock()
+    second.unlock()
+
+
+def test_describe_is_safe(factory: Factory) -> None:
+    text = factory().describe() + repr(factory())
+    assert "postgresql://" not in text and "@127.0.0.1" not in text

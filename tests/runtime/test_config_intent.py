@@ -1,0 +1,92 @@
+"""prose.toml settings and compiled-intent checks: precise errors, sane defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prosec.runtime.config import ConfigError, RunConfig, load_config
+from prosec.runtime.intent import IntentError, parse_intent
+from prosec.runtime.renders import BindingError, parse_cli_binding, resolve_binding
+
+from .project import intent
+
+
+def test_missing_prose_toml_means_defaults(tmp_path: Path) -> None:
+    assert load_config(tmp_path) == RunConfig()
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[run]\njobs = 0\n", "[run] jobs"),
+        ("[run]\ntimeout = -1\n", "[run] timeout"),
+        ('[run]\nbackend = "redis"\n', "[run] backend"),
+        ("[render]\nx = 1\n", "[render.x]"),
+        ("[cadence]\nx = 1\n", "[cadence] x"),
+        ("[run\n", "prose.toml"),
+    ],
+)
+def test_config_errors_name_the_setting(tmp_path: Path, text: str, needle: str) -> None:
+    (tmp_path / "prose.toml").write_text(text)
+    with pytest.raises(ConfigError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+        load_config(tmp_path)
+
+
+def test_render_tables(tmp_path: Path) -> None:
+    (tmp_path / "prose.toml").write_text(
+        '[render.default]\ncommand = "x"\n[render.a]\nkind = "replay"\ndir = "r"\n'
+    )
+    config = load_config(tmp_path)
+    binding = resolve_binding(
+        "a",
+        cli={},
+        config_nodes=config.render_nodes,
+        intent_render=None,
+        config_default=config.render_default,
+    )
+    assert binding.kind == "replay" and "[render.a]" in binding.origin
+    cli = dict([parse_cli_binding("a=command:echo hi")])
+    assert resolve_binding(
+        "a",
+        cli=cli,
+        config_nodes=config.render_nodes,
+        intent_render=None,
+        config_default=None,
+    ).options == {"kind": "command", "command": "echo hi"}
+    for bad in ("a", "a=shell:x", "a=command:"):
+        with pytest.raises(BindingError):
+            parse_cli_binding(bad)
+
+
+def mutate(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    *parents, last = path.split(".")
+    node: Any = doc
+    for part in parents:
+        node = node[int(part)] if part.isdigit() else node[part]
+    node[last] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "needle"),
+    [
+        ("kind", "other", "schema"),
+        ("topology.entry_points", ["nope"], "entry point"),
+        ("canonicalizers", [], "no canonicalizer"),
+        ("contract_fingerprints", {"a": "sha256:x", "b": "sha256:x"}, "differs"),
+        ("canonicalizers.0.spec", {"rules": [{"path": "a..b"}]}, "spec.rules"),
+    ],
+)
+def test_intent_errors(path: str, value: Any, needle: str) -> None:
+    doc = mutate(intent({"a": {}, "b": {}}, [("b", "a", "@atomic")]), path, value)
+    with pytest.raises(IntentError, match=needle):
+        parse_intent(doc)
+
+
+def test_intent_indexes() -> None:
+    parsed = parse_intent(intent({"a": {}, "b": {}, "c": {}}, [("c", "a", "@atomic")]))
+    assert parsed.order == ("a", "b", "c")
+    assert parsed.subscribers_of[("a", "@atomic")] == ("c",)
+    assert parsed.ancestors["c"] == 1 << parsed.index["a"]

@@ -1,0 +1,100 @@
+"""Crash recovery: SIGKILL the runner inside commit-and-sign, then `prosec resume`."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+from prosec.runtime.cli import CRASH_POINTS
+
+from .project import Project, intent
+
+EDGES = [("b", "g", "@atomic"), ("c", "g", "@atomic"), ("d", "b", "@atomic"), ("d", "c", "@atomic")]
+
+
+def make(root: Path) -> Project:
+    doc = intent({"g": {"wake_source": "external"}, "b": {}, "c": {}, "d": {}}, EDGES, ["g"])
+    project = Project.create(root, doc)
+    project.world("b", {"role": "left"})
+    project.world("c", {"role": "right"})
+    return project
+
+
+def durable(project: Project) -> dict[str, bytes]:
+    """Every durable ledger, published file and version blob (the world-model and chain)."""
+    state = project.root / "state/world-model"
+    return {
+        str(path.relative_to(state)): path.read_bytes()
+        for path in sorted(state.rglob("*"))
+        if path.is_file()
+    }
+
+
+def only_run(project: Project) -> str:
+    (run,) = [p.name for p in (project.root / "runs").iterdir()]
+    return run
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_crash_during_cold_start_then_resume(tmp_path: Path, point: str) -> None:
+    reference = make(tmp_path / "ref")
+    assert reference.run()["failed"] == []
+    crashed = make(tmp_path / "crash")
+    killed = crashed.prosec("run", ".", env={"PROSEC_CRASH_AT": f"{point}:c"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    run_id = only_run(crashed)
+    assert not crashed.log(run_id)[-1].startswith("---")
+    resumed = crashed.prosec("resume", run_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert durable(crashed) == durable(reference)
+    run = crashed.run_dir(run_id)
+    for node in "gbcd":  # each node committed exactly once in the run
+        lines = (run / "receipts" / f"{node}.jsonl").read_text().splitlines()
+        assert len(lines) == 1, node
+    assert crashed.log(run_id)[-1].startswith("---end ")
+    verify = crashed.prosec("receipts", "verify", ".")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert crashed.renders()["d"] == 1
+
+
+@pytest.mark.parametrize("point", ["after-pending", "after-ledger", "after-publish"])
+def test_crash_mid_wave_of_a_trigger_then_resume(tmp_path: Path, point: str) -> None:
+    reference = make(tmp_path / "ref")
+    reference.run()
+    assert reference.prosec("trigger", "g", "--data", '{"n": 2}').returncode == 0
+    crashed = make(tmp_path / "crash")
+    crashed.run()
+    before = {p.name for p in (crashed.root / "runs").iterdir()}
+    killed = crashed.prosec(
+        "trigger", "g", "--data", '{"n": 2}', env={"PROSEC_CRASH_AT": f"{point}:b"}
+    )
+    assert killed.returncode == -signal.SIGKILL
+    (run_id,) = {p.name for p in (crashed.root / "runs").iterdir()} - before
+    resumed = crashed.prosec("resume", run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert durable(crashed) == durable(reference)
+    assert crashed.published("d")["inputs"]["b"]["inputs"]["g"]["data"] == {"n": 2}
+
+
+def test_a_new_run_after_a_crash_rolls_the_commit_forward(tmp_path: Path) -> None:
+    reference = make(tmp_path / "ref")
+    reference.run()
+    crashed = make(tmp_path / "crash")
+    killed = crashed.prosec("run", ".", env={"PROSEC_CRASH_AT": "after-ledger:b"})
+    assert killed.returncode == -signal.SIGKILL
+    assert (crashed.root / "state/world-model/b/pending.json").exists()
+    status = crashed.prosec("status", ".", "--json")
+    assert json.loads(status.stdout)["pending_commits"] == ["b"]
+    summary = crashed.run()
+    assert summary["failed"] == []
+    assert not (crashed.root / "state/world-model/b/pending.json").exists()
+    assert durable(crashed) == durable(reference)
+
+
+def test_resume_of_a_finished_run_is_a_no_op(tmp_path: Path) -> None:
+    project = make(tmp_path / "p")
+    run_id = project.run()["run_id"]
+    result = project.prosec("resume", run_id)
+    assert result.returncode == 0 and "already finished" in result.stdout
