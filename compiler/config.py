@@ -44,7 +44,6 @@ class Config:
     mcp_registries: tuple[str, ...] = ()
     skill_paths: tuple[str, ...] = ()
     render: Mapping[str, Any] = field(default_factory=dict)  # runtime-owned tables, kept raw
-    state_backend: str = "filesystem"
     source: str | None = None  # `[build] source`: source root relative to the project root
     emit_artifacts: bool = False  # `[build] emit_artifacts`
     raw: Mapping[str, Any] = field(default_factory=dict)
@@ -94,7 +93,6 @@ def parse(data: Mapping[str, Any], path: Path, root: Path, text: str = "") -> Co
     lint = _table(data, "lint", path)
     wiring = _table(data, "wiring", path)
     tools = _table(data, "tools", path)
-    state = _table(data, "state", path)
     build = _table(data, "build", path)
     source = build.get("source")
     if source is not None and (not isinstance(source, str) or not source.strip()):
@@ -129,7 +127,6 @@ def parse(data: Mapping[str, Any], path: Path, root: Path, text: str = "") -> Co
         mcp_registries=_strings(tools, "mcp_registries", path, "tools."),
         skill_paths=_strings(tools, "skill_paths", path, "tools."),
         render=_table(data, "render", path),
-        state_backend=str(state.get("backend", "filesystem")),
         source=source,
         emit_artifacts=_bool(build, "emit_artifacts", path, "build."),
         raw=data,

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# The main job on corpus/: lint every program and summarize what was parsed.
+# `make demo`: lint every corpus program, then run the newsroom example end to end
+# (build, activate, run, trigger) in a scratch copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/prosec lint corpus --exclude corpus/invalid || true
+prosec=.venv/bin/prosec
+printf '\033[1m== prosec lint corpus/ (the invalid/ examples excluded)\033[0m\n'
+"$prosec" lint corpus --exclude corpus/invalid
+PROSEC="$PWD/$prosec" ./corpus/newsroom/demo.sh

@@ -266,7 +266,8 @@ def run(
     wakes: list[dict[str, Any]] = []
     if due:
         with _user_errors():
-            now = dt.datetime.now(dt.UTC)
+            # local time: a cron cadence such as `0 9 * * 1-5` means nine o'clock here
+            now = dt.datetime.now().astimezone()
             wakes = [{"node": n, "source": "self", "refs": []} for n in project.due_nodes(now)]
     with Progress(sys.stderr.isatty() and not as_json) as progress:
         options = _options(project, jobs, timeout, progress)

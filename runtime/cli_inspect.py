@@ -60,7 +60,8 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
 def inspect(run_ref: str, root: Path, as_json: bool) -> None:
     """Explain a run: what rendered, skipped or failed and why, in wave order.
 
-    RUN is a run id, ~/id, or a path to a run directory (old `.prose/runs/{id}` too).
+    RUN is a run id, `latest` (or `latest~N`, N runs before it), ~/id, or a path to a run
+    directory (old `.prose/runs/{id}` too).
     """
     from .inspection import inspect_run
 

@@ -14,7 +14,7 @@ command = "python3 renders/{node}.py"
 kind = "python"
 callable = "renders.digest:render"
 
-[cadence]           # self-driven cadences (ISO 8601), when the compiled intent has none
+[cadence]           # self-driven cadences (ISO 8601 or cron:), when the intent has none
 digest = "P1D"
 ```
 
@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .cadence import parse_cadence
 
 __all__ = ["ConfigError", "RunConfig", "load_config"]
 
@@ -84,7 +86,13 @@ def load_config(root: Path) -> RunConfig:
     cadence = _table(data, "cadence", path)
     for name, value in cadence.items():
         if not isinstance(value, str):
-            raise ConfigError(f"{path}: [cadence] {name} must be a duration string like 'PT6H'")
+            raise ConfigError(
+                f"{path}: [cadence] {name} must be a string like 'PT6H' or 'cron:0 9 * * 1-5'"
+            )
+        try:
+            parse_cadence(value)
+        except ValueError as exc:
+            raise ConfigError(f"{path}: [cadence] {name}: {exc}") from None
     return RunConfig(
         jobs=jobs,
         timeout=float(timeout),

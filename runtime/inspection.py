@@ -12,7 +12,7 @@ from typing import Any
 
 from .backends import Backend
 from .intent import Intent
-from .runs import RUN_ID, RunDir
+from .runs import RunDir, runs_in_order
 
 __all__ = ["inspect_run", "list_receipts", "status"]
 
@@ -58,10 +58,10 @@ def status(root: Path, intent: Intent, backend: Backend) -> dict[str, Any]:
             entry["reason"] = last["semantic_diff"].get("reason")
         nodes.append(entry)
     runs_dir = root / "runs"
-    runs = []
-    if runs_dir.is_dir():
-        for path in sorted(p for p in runs_dir.iterdir() if RUN_ID.match(p.name))[-5:]:
-            runs.append({"run_id": path.name, "state": RunDir(path).finished() or "interrupted"})
+    runs = [
+        {"run_id": run.path.name, "state": run.finished() or "interrupted"}
+        for run in runs_in_order(runs_dir)[-5:]
+    ]
     return {
         "root": str(root),
         "backend": backend.describe(),

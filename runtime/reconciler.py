@@ -21,8 +21,6 @@ decisions through a backend.
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,9 +36,7 @@ __all__ = [
     "decide",
     "input_fingerprints",
     "input_slots",
-    "is_due",
     "moved_facets",
-    "parse_duration",
     "plan_wave",
     "ready",
     "subscribers_woken",
@@ -248,26 +244,3 @@ def subscribers_woken(intent: Intent, node: str, moved: Iterable[str]) -> list[s
     for facet in moved:
         woken.update(intent.subscribers_of.get((node, facet), ()))
     return sorted(woken, key=intent.index.__getitem__)
-
-
-_DURATION = re.compile(
-    r"^P(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
-    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?$"
-)
-
-
-def parse_duration(text: str) -> dt.timedelta:
-    """Parse an ISO 8601 duration of weeks/days/hours/minutes/seconds ("PT6H", "P1D")."""
-    match = _DURATION.match(text)
-    if match is None or text in ("P", "PT") or text.endswith("T"):
-        raise ValueError(f"cadence {text!r} is not an ISO 8601 duration like 'PT6H' or 'P1D'")
-    parts = {k: float(v) for k, v in match.groupdict().items() if v is not None}
-    duration = dt.timedelta(**parts)
-    if duration.total_seconds() <= 0:
-        raise ValueError(f"cadence {text!r} must be longer than zero")
-    return duration
-
-
-def is_due(cadence: dt.timedelta, last: dt.datetime | None, now: dt.datetime) -> bool:
-    """A self-driven node is due when it never self-rendered or its cadence has elapsed."""
-    return last is None or now >= last + cadence

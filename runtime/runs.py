@@ -33,9 +33,10 @@ from .fsio import (
 )
 from .receipts import append_receipt, parse_ledger
 
-__all__ = ["RUN_ID", "RunDir", "new_run_id", "resolve_run"]
+__all__ = ["RUN_ID", "RunDir", "new_run_id", "resolve_run", "runs_in_order"]
 
 RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-z]{6}$")
+_LATEST = re.compile(r"^latest(?:~(\d{1,6}))?$")
 VERSION_FILE = ".version"
 STAGING = "__publish"
 
@@ -52,13 +53,21 @@ def utc_now() -> str:
 
 
 def resolve_run(root: Path, ref: str) -> Path:
-    """Resolve a run reference (bare id, `~/{id}`, or a path inside a runs/ folder).
+    """Resolve a run reference (bare id, `latest` / `latest~N`, `~/{id}`, or a path inside
+    a runs/ folder).
 
     References are untrusted: anything that is not a run id under ROOT/runs/ or
     ~/.agents/prose/runs/ (after resolving symlinks) is refused.
     """
     allowed = [(root / "runs").resolve(), (Path.home() / ".agents/prose/runs").resolve()]
-    if RUN_ID.match(ref):
+    latest = _LATEST.match(ref)
+    if latest:
+        back = int(latest.group(1) or 0)
+        runs = runs_in_order(root / "runs")
+        if back >= len(runs):
+            raise FileNotFoundError(f"run {ref!r}: only {len(runs)} run(s) under {root / 'runs'}")
+        candidate = runs[-1 - back].path
+    elif RUN_ID.match(ref):
         candidate = root / "runs" / ref
     elif ref.startswith("~/") and RUN_ID.match(ref[2:]):
         candidate = Path.home() / ".agents/prose/runs" / ref[2:]
@@ -66,7 +75,8 @@ def resolve_run(root: Path, ref: str) -> Path:
         candidate = Path(ref) if ref.startswith("/") else root / ref
     else:
         raise PathEscapeError(
-            f"run reference {ref!r} is not a run id (YYYYMMDD-HHMMSS-xxxxxx), ~/id or a path"
+            f"run reference {ref!r} is not a run id (YYYYMMDD-HHMMSS-xxxxxx), latest, "
+            "latest~N, ~/id or a path"
         )
     resolved = candidate.resolve()
     if resolved.parent not in allowed or not RUN_ID.match(resolved.name):
@@ -141,6 +151,14 @@ class RunDir:
     def info(self) -> dict[str, Any]:
         data = json.loads((self.path / "run.json").read_bytes())
         return data if isinstance(data, dict) else {}
+
+    def started_ns(self) -> int:
+        """When the run was created (0 when unknown), for ordering runs of one second."""
+        try:
+            value = self.info().get("started_ns", 0)
+        except (OSError, ValueError):
+            return 0
+        return value if isinstance(value, int) else 0
 
     def workspace(self, node: str) -> Path:
         return self.path / "workspace" / safe_name(node, "node name")
@@ -231,3 +249,11 @@ class RunDir:
         files = read_tree(self.world_model(node))
         files.pop(VERSION_FILE, None)
         return files
+
+
+def runs_in_order(runs_dir: Path) -> list[RunDir]:
+    """The run folders under `runs_dir`, oldest first (creation time, then id)."""
+    if not runs_dir.is_dir():
+        return []
+    found = [RunDir(p) for p in runs_dir.iterdir() if RUN_ID.match(p.name)]
+    return sorted(found, key=lambda run: (run.started_ns(), run.path.name))

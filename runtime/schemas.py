@@ -67,5 +67,5 @@ def check_schema(schema: Any) -> str | None:
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        return exc.message
+        return str(exc.message)
     return None

@@ -11,18 +11,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .backends import Backend, open_backend
+from .cadence import Cadence, is_due, parse_cadence
 from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
 from .executor import Engine, EngineOptions, Event, RunSummary
 from .fsio import atomic_write_text
 from .intent import Intent, load_intent, remember_checked
-from .reconciler import Wake, is_due, parse_duration
+from .reconciler import Wake
 from .renders import BindingError, Renderer, make_renderer, resolve_binding
 from .runs import RunDir, new_run_id, resolve_run, utc_now
 
@@ -73,12 +75,12 @@ class Project:
         if problems:
             raise SessionError("\n".join(problems))
 
-    def cadence(self, node: str) -> dt.timedelta | None:
+    def cadence(self, node: str) -> Cadence | None:
         text = self.intent.nodes[node].cadence or self.config.cadence.get(node)
         if text is None:
             return None
         try:
-            return parse_duration(text)
+            return parse_cadence(text)
         except ValueError as exc:
             raise SessionError(f"node {node!r}: {exc}") from exc
 
@@ -149,7 +151,13 @@ class Project:
             ),
             self.root.resolve().name,
         )
-        info = {"kind": kind, "wakes": list(wakes), "backend": self.backend.name}
+        # run ids sort by second only; started_ns orders runs created within one second
+        info = {
+            "kind": kind,
+            "wakes": list(wakes),
+            "backend": self.backend.name,
+            "started_ns": time.time_ns(),
+        }
         runs_dir = None
         if getattr(self.backend, "ephemeral", False):
             # nothing durable: the run's files live in a temporary folder

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..canonical_json import token
+from prosec.runtime.canonical import token
+
 from ..ir import Body, Contract, Item, Topology
 from . import postconditions
 

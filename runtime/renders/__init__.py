@@ -10,7 +10,7 @@ intent's topology node `render` object, or prose.toml `[render.default]`:
 | python    | `callable` = "module:function" (ROOT is importable), `timeout`                |
 | agent     | `command` template ({prompt_file} {node} {output} {workspace}), `stdin`, `model` |
 | replay    | `dir` (under ROOT): copies `<dir>/<node>/` as the render's output              |
-| ingress   | none: publishes the wake's trigger data as `data.json` (for gateways)         |
+| ingress   | none: publishes the trigger data (`<key>.json` per key of an object, else `data.json`) |
 
 `{node}`, `{run_id}`, `{workspace}`, `{output}` are substituted inside command arguments.
 Every render receives a `RenderRequest`; command-like renders get it as environment

@@ -15,7 +15,7 @@ from typing import Any
 from prosec.runtime.canonical import token
 
 REPO = Path(__file__).resolve().parents[2]
-RENDER_SCRIPT = REPO / "corpus/runtime/renders/node.py"
+RENDER_SCRIPT = Path(__file__).with_name("renders") / "node.py"
 PROSEC = Path(sys.executable).parent / "prosec"
 
 

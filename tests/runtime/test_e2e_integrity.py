@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from prosec.runtime.runs import runs_in_order
+
 from .project import Project, intent
 
 
@@ -125,7 +127,8 @@ def test_invalid_compiled_intent_names_the_problem(tmp_path: Path) -> None:
 
 def test_inspect_and_status(tmp_path: Path) -> None:
     project = chain(tmp_path)
-    runs = sorted(p.name for p in (project.root / "runs").iterdir())
+    # oldest first: two runs may share a second, so order by creation, not by id
+    runs = [run.path.name for run in runs_in_order(project.root / "runs")]
     data = json.loads(project.prosec("inspect", runs[0], "--json").stdout)
     assert [w["nodes"] for w in data["waves"]] == [["a"], ["b"]]
     assert data["counts"] == {"rendered": 2} and data["state"] == "complete"
@@ -161,3 +164,14 @@ def test_tampered_published_file_and_run_ledger_are_detected(tmp_path: Path) -> 
     assert verify.returncode == 1
     (finding,) = json.loads(verify.stdout)["findings"]
     assert finding["node"] == "a" and finding["position"] == ".version"
+
+
+def test_inspect_latest_and_latest_n(tmp_path: Path) -> None:
+    project = chain(tmp_path)
+    runs = [run.path.name for run in runs_in_order(project.root / "runs")]
+    assert len(runs) == 2
+    latest = json.loads(project.prosec("inspect", "latest", "--json").stdout)
+    previous = json.loads(project.prosec("inspect", "latest~1", "--json").stdout)
+    assert (latest["run_id"], previous["run_id"]) == (runs[1], runs[0])
+    missing = project.prosec("inspect", "latest~2")
+    assert missing.returncode == 2 and "only 2 run(s)" in missing.stderr

@@ -73,8 +73,16 @@ def test_ingress_render_publishes_trigger_data(tmp_path: Path) -> None:
     project = Project.create(tmp_path / "p", doc)
     result = project.prosec("trigger", "g", "--data", '{"b": 1, "a": [2]}')
     assert result.returncode == 0, result.stderr
-    data = project.root / "state/world-model/g/published/data.json"
-    assert data.read_bytes() == b'{"a":[2],"b":1}'
+    published = project.root / "state/world-model/g/published"
+    # an object of plain keys: one file per key, so the truth is the payload itself
+    assert (published / "a.json").read_bytes() == b"[2]"
+    assert (published / "b.json").read_bytes() == b"1"
+    assert not (published / "data.json").exists()
+    result = project.prosec("trigger", "g", "--data", '["x", {"y": 1}]')
+    assert result.returncode == 0, result.stderr
+    # anything else is published whole as data.json
+    assert (published / "data.json").read_bytes() == b'["x",{"y":1}]'
+    assert not (published / "a.json").exists()
     assert project.prosec("trigger", "g", "--data", "{not json").returncode == 2
 
 

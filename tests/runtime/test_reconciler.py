@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
-import pytest
 from prosec.runtime.canonicalizer import COLD_START_TOKEN
 from prosec.runtime.intent import parse_intent
 from prosec.runtime.reconciler import (
@@ -13,9 +10,7 @@ from prosec.runtime.reconciler import (
     Wake,
     decide,
     input_fingerprints,
-    is_due,
     moved_facets,
-    parse_duration,
     plan_wave,
     ready,
     subscribers_woken,
@@ -95,25 +90,3 @@ def test_wakes_coalesce() -> None:
         Wake(source="external", refs=frozenset({"r2"}))
     )
     assert merged == Wake(source="external", refs=frozenset({"r1", "r2"}))
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [("PT6H", 21600), ("P1D", 86400), ("P1W", 604800), ("PT1H30M", 5400), ("PT0.5S", 0.5)],
-)
-def test_parse_duration(text: str, seconds: float) -> None:
-    assert parse_duration(text).total_seconds() == seconds
-
-
-@pytest.mark.parametrize("bad", ["P", "PT", "6h", "P1DT", "PT0S", ""])
-def test_parse_duration_refuses(bad: str) -> None:
-    with pytest.raises(ValueError):
-        parse_duration(bad)
-
-
-def test_is_due() -> None:
-    now = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
-    day = dt.timedelta(days=1)
-    assert is_due(day, None, now)
-    assert is_due(day, now - day, now)
-    assert not is_due(day, now - dt.timedelta(hours=1), now)
