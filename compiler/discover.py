@@ -26,6 +26,15 @@ class DiscoveryError(Exception):
     """A path the user named does not exist or is not a directory or `.prose.md` file."""
 
 
+def source_stem(path: str) -> str:
+    """A source's name without its `.prose.md` (or `.md`) suffix: `src/a.prose.md` → `a`."""
+    name = path.rsplit("/", 1)[-1]
+    for suffix in (SUFFIX, ".md"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def display_path(path: Path, base: Path) -> str:
     """Forward-slashed path relative to `base` when inside it, else the path as given."""
     try:

@@ -49,14 +49,80 @@ def load_schema(name: str) -> Any:
 
 def validate(document: Any, schema_name: str) -> list[SchemaFinding]:
     """Validate against a packaged schema; return every finding (empty when valid)."""
-    return validate_with(document, load_schema(schema_name))
+    findings = {
+        SchemaFinding(path=error.json_path, message=_message(error))
+        for error in _packaged_validator(schema_name).iter_errors(document)
+    }
+    return sorted(findings, key=lambda finding: (finding.path, finding.message))
+
+
+@functools.cache
+def _packaged_validator(schema_name: str) -> jsonschema.Draft202012Validator:
+    registry, schemas = _registry()
+    by_short = {name.removesuffix(".schema.json"): s for name, s in schemas.items()}
+    return jsonschema.Draft202012Validator(
+        _bundle(schemas[schema_name], by_short), registry=registry
+    )
+
+
+def _bundle(root: Any, schemas: dict[str, Any]) -> Any:
+    """An equivalent, faster schema: `$ref`s inlined (our schemas are not recursive) and
+    every `oneOf` whose branches differ by a `kind` constant turned into if/then, so a
+    document is checked against its own branch instead of all of them."""
+
+    def walk(node: Any, base: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item, base) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if set(node) == {"$ref"}:
+            ref = node["$ref"]
+            if ref.startswith("#/$defs/"):
+                return walk(base["$defs"][ref.removeprefix("#/$defs/")], base)
+            other = schemas[ref.removesuffix(".schema.json")]
+            return walk({k: v for k, v in other.items() if k not in ("$id", "$schema")}, other)
+        out = {k: walk(v, base) for k, v in node.items() if k != "$defs"}
+        kinds = _discriminants(out.get("oneOf"))
+        if kinds is not None:
+            branches = out.pop("oneOf")
+            out.setdefault("properties", {})["kind"] = {"enum": kinds}
+            out["allOf"] = [
+                {"if": {"properties": {"kind": {"const": kind}}}, "then": branch}
+                for kind, branch in zip(kinds, branches, strict=True)
+            ]
+        return out
+
+    bundled = walk(root, root)
+    bundled["$schema"] = root["$schema"]
+    return bundled
+
+
+def _discriminants(branches: Any) -> list[Any] | None:
+    if not isinstance(branches, list) or not branches:
+        return None
+    kinds = []
+    for branch in branches:
+        const = branch.get("properties", {}).get("kind", {}) if isinstance(branch, dict) else {}
+        if not isinstance(const, dict) or "const" not in const:
+            return None
+        kinds.append(const["const"])
+    return kinds if len(set(map(repr, kinds))) == len(kinds) else None
+
+
+def _message(error: Any) -> str:
+    """A shorter message for `oneOf`/`anyOf` failures than jsonschema's full dump."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = min(error.context, key=lambda e: (len(e.path), e.message))
+        return f"matches no allowed form ({best.message})"
+    message: str = error.message
+    return message if len(message) <= 200 else message[:197] + "…"
 
 
 def validate_with(document: Any, schema: Any) -> list[SchemaFinding]:
     """Validate against an arbitrary draft 2020-12 schema (a node's truth schema, say)."""
     validator = jsonschema.Draft202012Validator(schema, registry=_registry()[0])
     findings = [
-        SchemaFinding(path=error.json_path, message=error.message)
+        SchemaFinding(path=error.json_path, message=_message(error))
         for error in validator.iter_errors(document)
     ]
     return sorted(findings, key=lambda finding: (finding.path, finding.message))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..discover import source_stem as _stem
 from ..ir import (
     Body,
     Clause,
@@ -218,11 +219,3 @@ def _scalar(value: Any) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
     return str(value).strip() or None
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    for suffix in (".prose.md", ".md"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name

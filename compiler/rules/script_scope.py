@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ..discover import source_stem as _stem
 from ..ir import Contract, Item, Section
 from .context import RuleContext
 
@@ -151,11 +152,3 @@ def _neighbours_loaded(contract: Contract, context: RuleContext) -> bool:
     named on the command line), a target may live in a sibling that was never read."""
     directory = context.source.path.rpartition("/")[0]
     return sum(1 for f in context.project.files if f.path.rpartition("/")[0] == directory) > 1
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    for suffix in (".prose.md", ".md"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name

@@ -12,7 +12,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,19 +20,7 @@ from prosec.compiler.discover import discover
 from prosec.compiler.lint import lint_refs, lint_texts
 
 from ..conftest import REPO, prosec_bin
-
-
-def median_seconds(action: Callable[[], object], runs: int) -> float:
-    timings = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        timings.append(time.perf_counter() - start)
-    return statistics.median(timings)
-
-
-def report(name: str, value: str) -> None:
-    print(f"\n[bench] {name}: {value}", end="")
+from .timing import median_seconds, report
 
 
 @pytest.fixture(scope="module")

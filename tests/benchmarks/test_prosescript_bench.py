@@ -13,7 +13,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,9 @@ from prosec.compiler.parse import parse_source
 from prosec.compiler.parse.prosescript import parse_script, parser
 
 from ..conftest import CORPUS, REPO, prosec_bin
+from .timing import median_seconds, report
 
 RICH = CORPUS / "prosescript" / "src" / "reading-digest.prose.md"
-
-
-def median_seconds(action: Callable[[], object], runs: int) -> float:
-    timings = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        timings.append(time.perf_counter() - start)
-    return statistics.median(timings)
-
-
-def report(name: str, value: str) -> None:
-    print(f"\n[bench] {name}: {value}", end="")
 
 
 @pytest.fixture(scope="module")
