@@ -142,6 +142,21 @@ def contract(
     return "\n".join(lines)
 
 
+RESEARCHER = """---
+name: researcher
+kind: function
+---
+
+### Parameters
+
+- `topic`: the question to investigate
+
+### Returns
+
+- `findings`: a concise answer with its sources
+"""
+
+
 def producers_facets(name: str, rng: random.Random) -> list[str]:
     return sorted(
         random.Random(name).sample(FACETS, random.Random(name).randrange(4)), key=FACETS.index
@@ -154,8 +169,11 @@ def generate(count: int, root: Path, seed: int = 7) -> list[Path]:
     src = root / "src"
     src.mkdir(parents=True, exist_ok=True)
     nodes: list[tuple[str, list[str]]] = []
-    written = []
-    for index in range(count):
+    # the helper every generated function's Execution calls, so each `call` resolves
+    helper = src / "researcher.prose.md"
+    helper.write_text(RESEARCHER, encoding="utf-8")
+    written = [helper]
+    for index in range(count - 1):
         name = _name(index, rng)
         roll = rng.random()
         kind = (

@@ -8,11 +8,9 @@ not decide the outcome.
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ from prosec.compiler.parse import parse_source
 from prosec.compiler.parse.prosescript import parse_script, parser
 
 from ..conftest import CORPUS, REPO, prosec_bin
-from .timing import median_seconds, report
+from .timing import byte_compile, median_seconds, process_times, report
 
 RICH = CORPUS / "prosescript" / "src" / "reading-digest.prose.md"
 
@@ -108,34 +106,16 @@ def test_lint_5kb_prose_file_in_process() -> None:
     assert median < 0.020
 
 
-def _process_cpu(args: list[str], runs: int) -> tuple[float, float]:
-    """(median wall, minimum CPU) seconds of a whole process with bytecode caching on."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    walls, cpus = [], []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(args, capture_output=True, env=env, check=False)
-        walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(walls), min(cpus)
-
-
 def test_lint_process_with_and_without_prose() -> None:
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(REPO / "compiler")],
-        check=True,
-        capture_output=True,
-    )
+    byte_compile(REPO / "compiler", REPO / "runtime")
     plain = CORPUS / "prosescript" / "src" / "reading-inbox.prose.md"
-    without = _process_cpu([prosec_bin(), "lint", str(plain)], 12)
-    with_prose = _process_cpu([prosec_bin(), "lint", str(RICH)], 12)
-    for name, (wall, cpu) in (
-        ("without a prose fence", without),
-        ("with a prose fence", with_prose),
-    ):
-        report(f"prosec lint FILE {name}", f"{wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms cpu")
-    report("ProseScript's share (cpu)", f"{(with_prose[1] - without[1]) * 1000:.0f} ms")
+    without = process_times([prosec_bin(), "lint", str(plain)], 12)
+    with_prose = process_times([prosec_bin(), "lint", str(RICH)], 12)
+    for name, times in (("without a prose fence", without), ("with a prose fence", with_prose)):
+        report(
+            f"prosec lint FILE {name}",
+            f"{times.median_wall * 1000:.0f} ms wall, {times.best_cpu * 1000:.0f} ms cpu",
+        )
+    report("ProseScript's share (cpu)", f"{(with_prose.best_cpu - without.best_cpu) * 1000:.0f} ms")
     report("load average", " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    assert with_prose[1] < 0.300
+    assert with_prose.best_cpu < 0.300
