@@ -75,6 +75,16 @@ def project_config(
     if not root.is_dir():
         exit_usage(f"{root}: not a directory")
     config = load_config(root)
+    if config.path is not None:
+        # the whole file, runtime tables included, so a typo fails before anything runs
+        from ..codegen.schemas import problems
+
+        found = problems("config", dict(config.raw))
+        if found:
+            listed = "; ".join(
+                f"{path.removeprefix('$.') or '(top)'}: {msg}" for path, msg in found
+            )
+            exit_usage(f"{config.path}: invalid setting: {listed}")
     return config.with_overrides(
         strict=strict,
         offline_tools=offline_tools,

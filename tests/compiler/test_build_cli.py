@@ -119,3 +119,15 @@ def test_unresolved_tool_fails_the_build_unless_offline(tmp_path: Path, run_pros
 
 def test_missing_root_is_a_usage_error(tmp_path: Path, run_prosec: Runner) -> None:
     assert run_prosec("build", tmp_path / "missing").returncode == 2
+
+
+def test_an_invalid_prose_toml_setting_is_a_usage_error(tmp_path: Path, run_prosec: Runner) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "helper.prose.md").write_text(
+        "---\nname: helper\nkind: function\n---\n\n### Returns\n\n- `answer`: text\n"
+    )
+    (tmp_path / "prose.toml").write_text('[run]\njobs = "two"\n')
+    result = run_prosec("build", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "prose.toml" in result.stderr and "run.jobs" in result.stderr
+    assert not (tmp_path / "dist").exists()
