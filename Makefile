@@ -33,10 +33,10 @@ test: lint typecheck
 demo: $(STAMP)
 	./corpus/demo.sh
 
-# Regenerate the shipped ProseScript parse table after editing compiler/parse/prosescript.lark
+# Regenerate the shipped ProseScript parse table after editing compiler/prosescript/grammar.lark
 # (a test fails while it is stale; prosec still works, building the table at start-up).
 grammar: $(STAMP)
-	$(BIN)/python -c "from prosec.compiler.parse.prosescript import write_table; write_table()"
+	$(BIN)/python -c "from prosec.compiler.prosescript.parse import write_table; write_table()"
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest tests/benchmarks -q -s

@@ -1,11 +1,15 @@
-"""The typed intermediate representation: frozen, slotted, keyword-only dataclasses with spans."""
+"""The typed intermediate representation: frozen, slotted, keyword-only dataclasses with spans.
+
+Every node is a value: children are tuples and mappings `FrozenMap`s (YAML data frozen
+deep), so nodes hash and compare by content."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from .frozen import FrozenMap
 
 ATOMIC_FACET = "@atomic"
 
@@ -170,8 +174,8 @@ class PatternInstance:
 
     name: str
     pattern: str
-    bindings: tuple[tuple[str, Any], ...] = ()  # `with:` slot → value (str or nested)
-    config: tuple[tuple[str, Any], ...] = ()
+    bindings: tuple[tuple[str, Any], ...] = ()  # `with:` slot → frozen value (str or nested)
+    config: tuple[tuple[str, Any], ...] = ()  # frozen values
     span: Span
 
 
@@ -190,8 +194,8 @@ class Contract:
     id: str | None = None
     subject: str | None = None
     version: str | None = None
-    frontmatter: Mapping[str, Any] = field(default_factory=dict)
-    frontmatter_spans: Mapping[str, Span] = field(default_factory=dict)
+    frontmatter: FrozenMap[str, Any] = field(default_factory=FrozenMap)  # the YAML block, frozen
+    frontmatter_spans: FrozenMap[str, Span] = field(default_factory=FrozenMap)
     preamble: Body = field(default_factory=Body)  # text before the first `###`
     sections: tuple[Section, ...] = ()
     pattern_instances: tuple[PatternInstance, ...] = ()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .frozen import FrozenMap, thaw
 from .ir import Span
 
 
@@ -77,7 +77,7 @@ class Predicate:
     kind: str  # always | never | exists | every | count | compare
     path: str
     text: str
-    params: Mapping[str, Any] = field(default_factory=dict)  # equals / has / op, value
+    params: FrozenMap[str, Any] = field(default_factory=FrozenMap)  # equals / has / op, value
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,7 +85,7 @@ class Predicate:
             "kind": self.kind,
             "path": self.path,
             "text": self.text,
-            **self.params,
+            **thaw(self.params),
         }
 
 
@@ -102,7 +102,7 @@ class Attestation:
 class Validator:
     """The compiled postconditions of one node (DESIGN.md section 7)."""
 
-    schema: Mapping[str, Any]
+    schema: FrozenMap[str, Any]  # a JSON Schema, frozen
     predicates: tuple[Predicate, ...] = ()
     attested: tuple[Attestation, ...] = ()
 
@@ -113,7 +113,7 @@ class Validator:
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
-            "schema": dict(self.schema),
+            "schema": thaw(self.schema),
             "predicates": [p.to_json() for p in self.predicates],
             "attested": [{"id": a.id, "text": a.text} for a in self.attested],
         }

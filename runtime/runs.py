@@ -27,7 +27,6 @@ from .fsio import (
     atomic_write_bytes,
     atomic_write_text,
     confined,
-    read_tree,
     replace_dir,
     safe_name,
 )
@@ -244,11 +243,6 @@ class RunDir:
             if line.startswith("---error"):
                 return "failed"
         return None
-
-    def read_world_model(self, node: str) -> dict[str, bytes]:
-        files = read_tree(self.world_model(node))
-        files.pop(VERSION_FILE, None)
-        return files
 
 
 def runs_in_order(runs_dir: Path) -> list[RunDir]:

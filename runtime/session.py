@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -323,17 +323,4 @@ def open_project(
     return Project(root=root, config=config, intent=intent, backend=store)
 
 
-def run_with_lock(project: Project, body: Callable[[], int]) -> int:
-    """Run `body` holding the runner lock, then serve wakes queued meanwhile."""
-    if not project.backend.try_lock():
-        raise SessionError(
-            "another prosec runner holds the lock on this root's state; "
-            "use `prosec trigger` / `prosec tick` to queue wakes for it"
-        )
-    try:
-        return body()
-    finally:
-        project.backend.unlock()
-
-
-__all__ += ["EngineOptions", "Event", "Wake", "run_with_lock"]
+__all__ += ["EngineOptions", "Event", "Wake"]

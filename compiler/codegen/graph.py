@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,10 +116,3 @@ def maps(graph: Graph) -> str:
         "entry_points": sorted(graph.entry_points),
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def edges_of(graph: Graph, name: str) -> tuple[Sequence[GraphEdge], Sequence[GraphEdge]]:
-    """(edges into `name`, edges out of `name`)."""
-    into = [e for e in graph.edges if e.subscriber == name]
-    out = [e for e in graph.edges if e.producer == name]
-    return into, out

@@ -3,10 +3,11 @@ them) and the questions the features ask of its topology."""
 
 from __future__ import annotations
 
+import functools
+
 from ..config import Config
 from ..diagnostics import Diagnostic
 from ..ir import ATOMIC_FACET, Contract, Edge, Facet, Need, Project, Resolution, Span, Topology
-from ..lowered import CanonicalizerSpec
 from ..passes import canonicalize, forme, patterns
 from .workspace import Analysis
 
@@ -24,34 +25,21 @@ class Wiring:
     `### Maintains` is lowered again only when the contract changed.
 
     `canonicalize.run` takes a memoized lowering, so a keystroke lowers one contract
-    instead of fifty. The parse cache hands back the same `Contract` objects
-    for unchanged files, so identity is the cache key (a strong reference keeps ids unique).
+    instead of fifty. IR nodes are values, so the memo is keyed by the contract itself:
+    an unchanged contract hits whether the parse cache handed back the same object or
+    the file was parsed again. The least recently used lowerings beyond `size` are dropped.
     """
 
-    def __init__(self) -> None:
-        self._lowered: dict[int, tuple[Contract, CanonicalizerSpec, list[Diagnostic]]] = {}
+    def __init__(self, size: int = 2048) -> None:
+        self._lower = functools.lru_cache(maxsize=size)(canonicalize.lower)
 
     def __call__(
         self, project: Project, config: Config
     ) -> tuple[Project, Topology, list[Diagnostic]]:
         expanded, found = patterns.run(project)
         topology, wired = forme.run(expanded, config)
-        return expanded, topology, [*found, *wired, *self._canonicalize(topology)]
-
-    def _canonicalize(self, topology: Topology) -> list[Diagnostic]:
-        kept: dict[int, tuple[Contract, CanonicalizerSpec, list[Diagnostic]]] = {}
-
-        def lower_cached(contract: Contract) -> tuple[CanonicalizerSpec, list[Diagnostic]]:
-            cached = self._lowered.get(id(contract))
-            if cached is None or cached[0] is not contract:
-                spec, lowered = canonicalize.lower(contract)
-                cached = (contract, spec, lowered)
-            kept[id(contract)] = cached
-            return cached[1], cached[2]
-
-        _, found = canonicalize.run(topology, lower_cached)
-        self._lowered = kept
-        return found
+        _, lowered = canonicalize.run(topology, self._lower)
+        return expanded, topology, [*found, *wired, *lowered]
 
 
 def resolution(topology: Topology | None, need: Need) -> Resolution | None:

@@ -1,4 +1,5 @@
-"""Parsing: source text → typed IR (markdown-it, YAML and Lark stay inside this package)."""
+"""Parsing: source text → typed IR (markdown-it and YAML stay inside this package; Lark in
+`prosec.compiler.prosescript`)."""
 
 from .markdown import parse_source
 

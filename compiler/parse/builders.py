@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..discover import source_stem as _stem
+from ..frozen import FrozenMap, freeze
 from ..ir import (
     Body,
     Clause,
@@ -96,8 +97,8 @@ def freeze_contract(
             id=_scalar(frontmatter.get("id")),
             subject=_scalar(frontmatter.get("subject")),
             version=_scalar(frontmatter.get("version")),
-            frontmatter=frontmatter,
-            frontmatter_spans=fm_spans,
+            frontmatter=freeze(frontmatter),
+            frontmatter_spans=FrozenMap(fm_spans),
             preamble=builder.preamble.freeze(),
             sections=sections,
             pattern_instances=tuple(builder.patterns),

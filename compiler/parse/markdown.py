@@ -11,6 +11,7 @@ from markdown_it.token import Token
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
+from ..frozen import freeze
 from ..ir import (
     Clause,
     ClauseKind,
@@ -423,8 +424,8 @@ class _Parser:
                 PatternInstance(
                     name=str(entry.get("name") or ""),
                     pattern=str(entry.get("pattern") or ""),
-                    bindings=tuple((str(k), v) for k, v in bindings.items()),
-                    config=tuple((str(k), v) for k, v in config.items()),
+                    bindings=tuple((str(k), freeze(v)) for k, v in bindings.items()),
+                    config=tuple((str(k), freeze(v)) for k, v in config.items()),
                     span=fence.span,
                 )
             )

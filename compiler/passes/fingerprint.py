@@ -12,6 +12,7 @@ from typing import Any
 
 from prosec.runtime.canonical import token
 
+from ..frozen import thaw
 from ..ir import Body, Contract, Item, Topology
 from . import postconditions
 
@@ -57,8 +58,8 @@ def image(contract: Contract) -> dict[str, Any]:
     if instance is not None:
         data["pattern"] = {
             "pattern": instance.pattern,
-            "with": [[slot, value] for slot, value in instance.bindings],
-            "config": [[name, value] for name, value in instance.config],
+            "with": [[slot, thaw(value)] for slot, value in instance.bindings],
+            "config": [[name, thaw(value)] for name, value in instance.config],
         }
     return data
 

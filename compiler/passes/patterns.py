@@ -112,7 +112,7 @@ def _targets(
     instance: PatternInstance, slot: str, value: Any
 ) -> Iterator[tuple[str, PatternInstance | None]]:
     """The names a slot binds: a name, a list of names, or a nested pattern instance."""
-    values = value if isinstance(value, list) else [value]
+    values = value if isinstance(value, tuple) else (value,)  # a YAML list, frozen
     for index, item in enumerate(values):
         if isinstance(item, Mapping) and "pattern" in item:
             suffix = f"-{index + 1}" if len(values) > 1 else ""

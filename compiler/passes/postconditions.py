@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..frozen import FrozenMap, freeze
 from ..ir import Body, ClauseKind, Contract, Section, Span, Topology
 from ..lowered import Attestation, Predicate, Validator
 
@@ -80,7 +81,7 @@ def compile_node(contract: Contract) -> Validator:
         else:
             attested.setdefault(ident, Attestation(id=ident, text=text, span=statement.span))
     return Validator(
-        schema=truth_schema(contract),
+        schema=freeze(truth_schema(contract)),
         predicates=tuple(predicates.values()),
         attested=tuple(attested.values()),
     )
@@ -165,7 +166,9 @@ def lower(ident: str, text: str) -> Predicate | None:
 
 
 def _predicate(ident: str, kind: str, match: re.Match[str], text: str, **params: Any) -> Predicate:
-    return Predicate(id=ident, kind=kind, path=match.group("path"), text=text, params=params)
+    return Predicate(
+        id=ident, kind=kind, path=match.group("path"), text=text, params=FrozenMap(params)
+    )
 
 
 def _op(match: re.Match[str]) -> str:

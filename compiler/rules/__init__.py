@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from .. import prosescript
 from ..diagnostics import Diagnostic
 from ..ir import Contract, Project
-from . import declarations, identity, prosescript, sections
+from . import declarations, identity, sections
 from .context import RuleContext
 
 __all__ = ["RuleContext", "run"]

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic, Edit, Fix
+from ..frozen import thaw
 from ..ir import KINDS, NODE_KINDS, RETIRED_KINDS, Contract, Project, Span
 from .context import RuleContext
 
@@ -98,7 +99,7 @@ def _check_id(contract: Contract, fm_span: Span, line_count: int) -> Iterator[Di
             ),
         )
         return
-    value = str(raw)
+    value = str(thaw(raw))  # a YAML list or mapping reads as written, not as a frozen value
     if not _ID.match(value):
         yield diag.make(
             "id_malformed",

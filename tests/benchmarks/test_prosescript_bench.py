@@ -18,7 +18,7 @@ from prosec.compiler.config import Config
 from prosec.compiler.ir import Fence
 from prosec.compiler.lint import lint_texts
 from prosec.compiler.parse import parse_source
-from prosec.compiler.parse.prosescript import parse_script, parser
+from prosec.compiler.prosescript.parse import parse_script, parser
 
 from ..conftest import CORPUS, REPO, prosec_bin
 from .timing import byte_compile, median_seconds, process_times, report
@@ -73,7 +73,7 @@ _COLD = """
 import time
 import prosec.compiler.lint
 start = time.process_time()
-from prosec.compiler.parse import prosescript as ps
+from prosec.compiler.prosescript import parse as ps
 {action}
 print((time.process_time() - start) * 1000)
 """

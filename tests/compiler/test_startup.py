@@ -37,6 +37,12 @@ def test_lint_of_one_file_imports_no_heavy_library() -> None:
     assert code == 0
     assert sorted({m.split(".")[0] for m in modules} & set(HEAVY)) == []
     assert "importlib.metadata" not in modules  # the version is a constant
+    # the ProseScript rule is in the chain, but its parser and IR wait for a prose fence
+    assert "prosec.compiler.prosescript" in modules
+    assert sorted(m for m in modules if m.startswith("prosec.compiler.prosescript.")) == [
+        "prosec.compiler.prosescript.rule",
+        "prosec.compiler.prosescript.scope",
+    ]
 
 
 def test_version_needs_no_lint_machinery() -> None:

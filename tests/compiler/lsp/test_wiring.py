@@ -6,11 +6,16 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+from prosec.compiler.config import Config
 from prosec.compiler.diagnostics import Diagnostic
-from prosec.compiler.ir import Project
+from prosec.compiler.ir import Contract, Project
+from prosec.compiler.lint import parse_texts
+from prosec.compiler.lowered import CanonicalizerSpec
 from prosec.compiler.lsp import completion, hover, navigation, wiring
 from prosec.compiler.lsp.disk import LocalDisk
 from prosec.compiler.lsp.workspace import Analysis, Workspace
+from prosec.compiler.passes import canonicalize
 
 from .client import EDITOR_PROJECT
 from .helpers import node, write
@@ -112,6 +117,37 @@ def test_the_caching_wiring_finds_exactly_what_the_build_passes_find(
     workspace.open(path, text, 2)
     analysis = workspace.analysis(workspace.root_of(path))
     assert "clause_unlowered" in [d.code for d in analysis.diagnostics_for("src/market.prose.md")]
+
+
+def test_the_caching_wiring_lowers_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    lowered: list[str] = []
+    real = canonicalize.lower
+
+    def counting(contract: Contract) -> tuple[CanonicalizerSpec, list[Diagnostic]]:
+        lowered.append(contract.name)
+        return real(contract)
+
+    monkeypatch.setattr(wiring.canonicalize, "lower", counting)
+    cached = wiring.Wiring()
+    texts = [
+        (f"src/{path.name}", path.read_text("utf-8"))
+        for path in sorted((EDITOR_PROJECT / "src").glob("*.prose.md"))
+    ]
+    first = cached(parse_texts(texts)[0], Config())[2]
+    nodes = sorted(lowered)
+    assert nodes  # the editor project has nodes to lower
+    lowered.clear()
+    # the same files parsed again are new objects but equal values: nothing is lowered
+    again = cached(parse_texts(texts)[0], Config())[2]
+    assert lowered == [] and again == first
+    # an edit lowers the edited contract only
+    edited = [
+        (p, t.replace("#### trends\n", "#### trends\nImmaterial: ranks.\n")) for p, t in texts
+    ]
+    assert edited != texts
+    changed = cached(parse_texts(edited)[0], Config())[2]
+    assert lowered == ["market"]
+    assert "clause_unlowered" in [d.code for d in changed]
 
 
 def _unexpanded(project: Project) -> Project:

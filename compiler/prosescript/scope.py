@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..discover import source_stem as _stem
 from ..ir import Contract, Item, Section
-from .context import RuleContext
+
+if TYPE_CHECKING:  # the rule chain imports this package: no import back at run time
+    from ..rules.context import RuleContext
 
 PROSE_INFOS = frozenset({"prose", "prosescript"})
 # sections whose declared names a render body may read

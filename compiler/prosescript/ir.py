@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
-from .ir import Span
+from ..ir import Span
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,16 +18,16 @@ from lark.indenter import Indenter
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..ir import Fence, Span
-from ..script_ir import Script
-from . import script_build
+from . import build
+from .ir import Script
 
 if TYPE_CHECKING:
-    from .script_errors import ErrorSite
+    from .errors import ErrorSite
 
-GRAMMAR = Path(__file__).with_name("prosescript.lark")
+GRAMMAR = Path(__file__).with_name("grammar.lark")
 # The parse table, generated from GRAMMAR by `make grammar` and shipped beside it, so a
 # process loads it in ~15 ms instead of building the LALR tables (~250 ms) on every run.
-TABLE = Path(__file__).with_name("prosescript.table")
+TABLE = Path(__file__).with_name("grammar.table")
 _TABLE_MAGIC = b"prosec-prosescript-table "
 
 
@@ -90,12 +90,14 @@ _OPTIONS: dict[str, Any] = {
 
 
 def table_key() -> str:
-    """What the shipped table was built from: grammar text, lark version, options."""
+    """What the shipped table was built from: grammar text, lark version, options, and
+    where the post-lexer lives (the table pickles a reference to its class)."""
     grammar = GRAMMAR.read_text(encoding="utf-8")
     options = ",".join(
         f"{k}={v if isinstance(v, str | bool) else 'fn'}" for k, v in _OPTIONS.items()
     )
-    seed = f"{grammar}\0{lark.__version__}\0{options}"
+    postlex = f"{_Indenter.__module__}.{_Indenter.__qualname__}"
+    seed = f"{grammar}\0{lark.__version__}\0{options}\0{postlex}"
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()
 
 
@@ -189,12 +191,12 @@ def parse_script(fence: Fence, path: str) -> tuple[Script | None, list[Diagnosti
         text += "\n"
     try:
         tree = parser().parse(text)
-        return script_build.build(tree, mapper.span, text), []
+        return build.build(tree, mapper.span, text), []
     except LayoutError as exc:
         span = mapper.span(exc.line, exc.column, exc.line, exc.column + 1)
         return None, [diag.make("prosescript_syntax", str(exc), span)]
     except UnexpectedInput as exc:
-        from .script_errors import describe_error  # only a failed parse needs the wording
+        from .errors import describe_error  # only a failed parse needs the wording
 
         message, (line, column, end_line, end_column) = describe_error(
             _error_site(exc), text, terminal_patterns()
@@ -214,7 +216,7 @@ def terminal_patterns() -> dict[str, tuple[bool, str]]:
 
 def _error_site(exc: UnexpectedInput) -> ErrorSite:
     """Where lark stopped, what it found and what it would have accepted there."""
-    from .script_errors import ErrorSite
+    from .errors import ErrorSite
 
     if isinstance(exc, UnexpectedToken):
         token = exc.token

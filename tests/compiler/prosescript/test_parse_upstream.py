@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from prosec.compiler.ir import Fence
 from prosec.compiler.parse import parse_source
-from prosec.compiler.parse.prosescript import parse_script
+from prosec.compiler.prosescript.parse import parse_script
 
 PROSE = ("prose", "prosescript")
 

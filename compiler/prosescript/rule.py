@@ -1,13 +1,16 @@
-"""ProseScript static checks over ```prose fences (syntax, names, call targets, loop bounds)."""
+"""The ProseScript lint rule: each ```prose fence parsed, then checked (names, calls, bounds)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic
 from ..ir import Body, Contract, Fence
-from .context import RuleContext
-from .script_scope import PROSE_INFOS, contract_scope
+from .scope import PROSE_INFOS, contract_scope
+
+if TYPE_CHECKING:  # the rule chain imports this package: no import back at run time
+    from ..rules.context import RuleContext
 
 
 def prose_fences(contract: Contract) -> list[Fence]:
@@ -30,9 +33,9 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
     fences = prose_fences(contract)
     if not fences:
         return  # lark is imported only when there is ProseScript to read
-    from ..parse.prosescript import parse_script
-    from .script_checks import check_structure
-    from .script_names import check_names
+    from .checks import check_structure
+    from .names import check_names
+    from .parse import parse_script
 
     scope = contract_scope(contract, context)
     for fence in fences:

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..ir import Span
-from ..script_ir import (
+from .ir import (
     AgentDef,
     ArrayExpr,
     Assign,
@@ -44,7 +44,7 @@ from ..script_ir import (
     Use,
     Value,
 )
-from .script_scope import ContractScope, key
+from .scope import ContractScope, key
 
 # property keys whose bare single-name values are host identifiers (`model: sonnet`,
 # `backoff: exponential`, `persist: project`) unless a binding of that name exists

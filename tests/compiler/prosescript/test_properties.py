@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prosec.compiler.ir import Fence, Span
-from prosec.compiler.parse.prosescript import parse_script
-from prosec.compiler.rules.script_checks import check_structure, nodes
-from prosec.compiler.rules.script_names import check_names
-from prosec.compiler.rules.script_scope import ContractScope
+from prosec.compiler.prosescript.checks import check_structure, nodes
+from prosec.compiler.prosescript.names import check_names
+from prosec.compiler.prosescript.parse import parse_script
+from prosec.compiler.prosescript.scope import ContractScope
 
 CONTENT_LINE = 7
 COLUMN = 3  # the fence sits in a list item, so every column is shifted

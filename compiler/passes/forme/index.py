@@ -7,10 +7,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .. import diagnostics as diag
-from ..diagnostics import Diagnostic
-from ..ir import ATOMIC_FACET, NODE_KINDS, Contract, Item, Project, Span
-from .forme_text import STOPWORDS, WordIndex, family, is_family_pattern, key, words
+from ... import diagnostics as diag
+from ...diagnostics import Diagnostic
+from ...ir import ATOMIC_FACET, NODE_KINDS, Contract, Item, Project, Span
+from .text import STOPWORDS, WordIndex, family, is_family_pattern, key, words
 
 _TITLE_TAIL = re.compile(r"\s*(?:\(|\[|—|–| - ).*$")
 _CAMEL_NAME = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..ir import Span
-from ..script_ir import (
+from .ir import (
     AgentDef,
     BlockDef,
     Choice,
@@ -34,7 +34,7 @@ from ..script_ir import (
     Try,
     Use,
 )
-from .script_scope import key
+from .scope import key
 
 JOIN_STRATEGIES = ("all", "first", "any")
 FAILURE_POLICIES = ("fail-fast", "continue", "ignore")

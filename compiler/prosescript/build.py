@@ -1,10 +1,10 @@
-"""ProseScript parse trees → typed statements (duck-typed: lark itself stays in prosescript.py)."""
+"""ProseScript parse trees → typed statements (duck-typed: lark itself stays in parse.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..script_ir import (
+from .ir import (
     AgentDef,
     Assign,
     BlockDef,
@@ -35,7 +35,7 @@ from ..script_ir import (
     Use,
     Value,
 )
-from .script_values import Node, SpanFn, ValueBuilder, is_token, kids, tokens, tree
+from .values import Node, SpanFn, ValueBuilder, is_token, kids, tokens, tree
 
 _COMPOUND = frozenset({"do_block", "parallel_block", "repeat_block", "for_block", "loop_block"})
 _LOOP_HEADS = {"loop_until": LoopKind.UNTIL, "loop_while": LoopKind.WHILE}

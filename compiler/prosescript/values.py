@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..ir import Span
-from ..script_ir import (
+from .ir import (
     ArrayExpr,
     Constant,
     Discretion,

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .. import diagnostics as diag
-from ..config import Config, WiringPin
-from ..diagnostics import Diagnostic
-from ..ir import (
+from ... import diagnostics as diag
+from ...config import Config, WiringPin
+from ...diagnostics import Diagnostic
+from ...ir import (
     ATOMIC_FACET,
     Contract,
     Edge,
@@ -25,9 +25,9 @@ from ..ir import (
     TopologyNode,
     WakeSource,
 )
-from .forme_index import EmitsEntry, ProducerIndex, emits_entries, node_contracts
-from .forme_ladder import Problem, resolve
-from .forme_text import key
+from .index import EmitsEntry, ProducerIndex, emits_entries, node_contracts
+from .ladder import Problem, resolve
+from .text import key
 
 __all__ = ["find_need", "run"]
 

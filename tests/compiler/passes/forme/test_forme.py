@@ -8,7 +8,7 @@ import pytest
 from prosec.compiler.config import Config, WiringPin
 from prosec.compiler.ir import Rung, WakeSource
 
-from ..helpers import codes, edges, node, wire
+from ...helpers import codes, edges, node, wire
 
 MONITOR = node(
     "monitor",

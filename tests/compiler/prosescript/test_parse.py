@@ -8,8 +8,8 @@ import pytest
 from prosec.compiler.diagnostics import Diagnostic
 from prosec.compiler.ir import Fence, Span
 from prosec.compiler.parse import parse_source
-from prosec.compiler.parse import prosescript as ps
-from prosec.compiler.script_ir import (
+from prosec.compiler.prosescript import parse as ps
+from prosec.compiler.prosescript.ir import (
     AgentDef,
     ArrayExpr,
     Assign,
@@ -591,7 +591,7 @@ def test_hints_for_constructs_outside_the_grammar() -> None:
 
 
 def test_shipped_table_matches_the_grammar() -> None:
-    # regenerate with `make grammar` after editing prosescript.lark
+    # regenerate with `make grammar` after editing grammar.lark
     assert ps.read_table() is not None
 
 

@@ -6,10 +6,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..config import WiringPin
-from ..ir import ATOMIC_FACET, Edge, Need, Resolution, Rung
-from .forme_index import EmitsEntry, ProducerIndex
-from .forme_text import NeedText, Token, analyze, family, is_family_pattern, key, words
+from ...config import WiringPin
+from ...ir import ATOMIC_FACET, Edge, Need, Resolution, Rung
+from .index import EmitsEntry, ProducerIndex
+from .text import NeedText, Token, analyze, family, is_family_pattern, key, words
 
 _QUALIFIER_BEFORE = re.compile(
     r"(?:\bthe\s+`[^`]+`(?:\s*(?:,|and)\s*`[^`]+`)*\s+facets?\s+(?:of|on|from)\s+(?:the\s+)?"

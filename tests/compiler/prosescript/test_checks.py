@@ -299,21 +299,34 @@ def test_unclosed_fence_is_left_to_fence_unterminated() -> None:
     assert [d.code for d in found] == ["fence_unterminated"]
 
 
-def test_a_file_without_prose_fences_never_loads_lark() -> None:
+# modules that only a file with a ```prose fence may load
+_SCRIPT_MODULES = ("lark", "prosec.compiler.prosescript.parse", "prosec.compiler.prosescript.ir")
+
+
+def _loaded_after_lint(text: str) -> list[str]:
+    import json
     import subprocess
     import sys
 
     program = (
-        "import sys\n"
+        "import json, sys\n"
         "from prosec.compiler.lint import lint_texts\n"
         "from prosec.compiler.config import Config\n"
-        "lint_texts([('a.prose.md', '---\\nname: a\\nkind: function\\n---\\n### Returns\\n- `x`: y\\n')], Config())\n"
-        "print('lark' in sys.modules)\n"
+        f"lint_texts([('a.prose.md', {text!r})], Config())\n"
+        f"print(json.dumps([m for m in {_SCRIPT_MODULES!r} if m in sys.modules]))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip() == "False"
+    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_a_file_without_prose_fences_never_loads_lark_or_the_script_ir() -> None:
+    plain = "---\nname: a\nkind: function\n---\n### Returns\n- `x`: y\n"
+    assert _loaded_after_lint(plain) == []
+    fenced = plain + "\n### Execution\n\n```prose\nreturn x\n```\n"
+    assert _loaded_after_lint(fenced) == list(_SCRIPT_MODULES)
 
 
 def test_a_sentence_need_declares_its_backticked_names() -> None:
