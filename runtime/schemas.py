@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -16,18 +15,9 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-__all__ = ["SchemaFinding", "load_schema", "validate", "validate_with"]
+from .problems import Problem
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SchemaFinding:
-    """One schema violation: where in the document (JSON path) and what is wrong."""
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+__all__ = ["Problem", "check_schema", "load_schema", "validate", "validate_with"]
 
 
 @functools.cache
@@ -47,13 +37,14 @@ def load_schema(name: str) -> Any:
     return _registry()[1][name]
 
 
-def validate(document: Any, schema_name: str) -> list[SchemaFinding]:
-    """Validate against a packaged schema; return every finding (empty when valid)."""
-    findings = {
-        SchemaFinding(path=error.json_path, message=_message(error))
-        for error in _packaged_validator(schema_name).iter_errors(document)
-    }
-    return sorted(findings, key=lambda finding: (finding.path, finding.message))
+def validate(document: Any, schema_name: str) -> list[Problem]:
+    """Validate against a packaged schema; return every problem, sorted (empty when valid)."""
+    return sorted(
+        {
+            Problem(error.json_path, _message(error))
+            for error in _packaged_validator(schema_name).iter_errors(document)
+        }
+    )
 
 
 @functools.cache
@@ -118,14 +109,12 @@ def _message(error: Any) -> str:
     return message if len(message) <= 200 else message[:197] + "…"
 
 
-def validate_with(document: Any, schema: Any) -> list[SchemaFinding]:
+def validate_with(document: Any, schema: Any) -> list[Problem]:
     """Validate against an arbitrary draft 2020-12 schema (a node's truth schema, say)."""
     validator = jsonschema.Draft202012Validator(schema, registry=_registry()[0])
-    findings = [
-        SchemaFinding(path=error.json_path, message=_message(error))
-        for error in validator.iter_errors(document)
-    ]
-    return sorted(findings, key=lambda finding: (finding.path, finding.message))
+    return sorted(
+        Problem(error.json_path, _message(error)) for error in validator.iter_errors(document)
+    )
 
 
 def check_schema(schema: Any) -> str | None:

@@ -1,4 +1,5 @@
-"""`validate`: schema plus semantic rules, every problem with its JSON path."""
+"""The compiled-intent checker over the compiler's own output: schema plus semantic rules,
+every problem with its JSON path (the rule-by-rule table is tests/runtime/test_intent_check.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import copy
 from typing import Any
 
 import pytest
-from prosec.compiler.codegen.validate import validate
 from prosec.compiler.config import Config
 from prosec.compiler.pipeline import compile_texts
+from prosec.runtime.intent_check import iter_problems
+from prosec.runtime.problems import Problem
 
 from ..helpers import node
 
@@ -25,6 +27,10 @@ def compiled() -> dict[str, Any]:
     )
     assert result.intent is not None and result.writable
     return result.intent
+
+
+def validate(document: Any) -> list[Problem]:
+    return list(iter_problems(document))
 
 
 def paths(document: Any) -> list[str]:
