@@ -192,8 +192,10 @@ def _entry_points(view: _View) -> Iterator[Problem]:
 
 
 def _acyclic(view: _View) -> Iterator[Problem]:
+    """A self-subscription is reported by `_edges`, so it is no cycle here."""
     pairs = [(_name(e.get("producer")), _name(e.get("subscriber"))) for _, e in view.edges]
-    cycle = find_cycle(view.known, [(p, s) for p, s in pairs if p is not None and s is not None])
+    edges = [(p, s) for p, s in pairs if p is not None and s is not None and p != s]
+    cycle = find_cycle(view.known, edges)
     declared = _get(view.topology, "acyclic")
     if cycle:
         path = " → ".join(f"`{name}`" for name in cycle)
