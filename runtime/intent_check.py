@@ -43,11 +43,13 @@ class IntentError(ValueError):
 def iter_problems(document: Any, *, schema: bool = True) -> Iterator[Problem]:
     """Every schema and semantic problem of a compiled intent, schema problems first.
 
-    `schema=False` skips the (slow) schema pass for a document already known to match
-    it; the semantic rules always run.
+    The schema pass checks the document against compiled-intent.schema.json and each
+    validator's truth `schema` against the draft 2020-12 meta-schema; `schema=False`
+    skips it for bytes already known to pass it. The semantic rules always run.
     """
     if schema:
         yield from validate(document, SCHEMA)
+        yield from _validator_schemas(document)
     if not isinstance(document, Mapping):
         return
     yield from sorted(set(_retired(document)))
@@ -65,6 +67,17 @@ def check(document: Any, where: str = "compiled intent", *, schema: bool = True)
 # ---------------------------------------------------------------------------------------
 # Reading a document of unknown shape
 # ---------------------------------------------------------------------------------------
+
+
+def _validator_schemas(document: Any) -> Iterator[Problem]:
+    """A validator's `schema` is what the runtime checks a node's truth with at commit."""
+    for i, entry in _objects(_get(document, "postconditions")):
+        validator = entry.get("validator")
+        if isinstance(validator, Mapping) and "schema" in validator:
+            problem = check_schema(validator["schema"])
+            if problem:
+                where = f"$.postconditions[{i}].validator.schema"
+                yield Problem(where, f"not a JSON Schema: {problem}")
 
 
 def _get(value: Any, *keys: str) -> Any:
@@ -258,10 +271,6 @@ def _postcondition(where: str, entry: Mapping[str, Any]) -> Iterator[Problem]:
     for ident, count in Counter(ids).items():
         if count > 1:
             yield Problem(f"{where}.validator", f"id `{ident}` is used {count} times")
-    if "schema" in validator:
-        problem = check_schema(validator["schema"])
-        if problem:
-            yield Problem(f"{where}.validator.schema", f"not a JSON Schema: {problem}")
 
 
 def _fingerprints(view: _View) -> Iterator[Problem]:

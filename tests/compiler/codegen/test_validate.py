@@ -119,3 +119,11 @@ def test_every_problem_is_listed() -> None:
     found = mutate(many)
     assert {"$.topology.edges[0].producer", "$.topology.edges[0].subscriber"} <= set(found)
     assert found.count("$.contract_fingerprints") == 2
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b"])
+def test_a_name_the_runtime_refuses_is_a_lint_error_not_an_invalid_manifest(name: str) -> None:
+    result = compile_texts([node(name)], Config())
+    codes = {d.code for d in result.diagnostics}
+    assert "name_invalid" in codes and "internal_error" not in codes
+    assert not result.writable
