@@ -64,11 +64,6 @@ def check(document: Any, where: str = "compiled intent", *, schema: bool = True)
         raise IntentError(f"{where}: {problem}", problem)
 
 
-# ---------------------------------------------------------------------------------------
-# Reading a document of unknown shape
-# ---------------------------------------------------------------------------------------
-
-
 def _validator_schemas(document: Any) -> Iterator[Problem]:
     """A validator's `schema` is what the runtime checks a node's truth with at commit."""
     for i, entry in _objects(_get(document, "postconditions")):
@@ -78,6 +73,11 @@ def _validator_schemas(document: Any) -> Iterator[Problem]:
             if problem:
                 where = f"$.postconditions[{i}].validator.schema"
                 yield Problem(where, f"not a JSON Schema: {problem}")
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a document of unknown shape
+# ---------------------------------------------------------------------------------------
 
 
 def _get(value: Any, *keys: str) -> Any:
