@@ -112,9 +112,9 @@ def _emit(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
 
 def _validate(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     """A generated intent that breaks its own schema is a prosec bug, never written."""
-    from .codegen.validate import validate
+    from prosec.runtime.intent_check import iter_problems
 
-    found = tuple(str(p) for p in validate(unit.intent))
+    found = tuple(str(p) for p in iter_problems(unit.intent))
     if not found:
         return replace(unit, validated=True), []
     origin = unit.project.files[0].path if unit.project.files else "<project>"

@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from .backends import BACKEND_NAMES
 from .canonical import token
 from .cli_common import EXIT_FAILED, EXIT_OK
 from .cli_common import fail as _fail
@@ -77,7 +78,7 @@ def _options(
     with _user_errors():
         clocked = frozenset(n for n in project.intent.order if project.cadence(n) is not None)
     on_event: Callable[[Event], None] = progress
-    if project.backend.name == "in-context":
+    if project.backend.ephemeral:
         from .backends.incontext import Narrator
 
         on_event = Narrator(lambda line: click.echo(line, err=True))
@@ -121,7 +122,7 @@ def _report(project: Project, run: RunDir, summary: RunSummary, as_json: bool) -
 
 def _discard_if_ephemeral(project: Project, run: RunDir) -> None:
     """In-context runs keep nothing: drop their temporary run folder once reported."""
-    if getattr(project.backend, "ephemeral", False):
+    if project.backend.ephemeral:
         shutil.rmtree(run.path.parent, ignore_errors=True)
 
 
@@ -225,7 +226,7 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
     func = click.option(
         "--backend",
-        type=click.Choice(["filesystem", "sqlite", "postgres", "in-context"]),
+        type=click.Choice(BACKEND_NAMES),
         help="State backend ([run] backend, else filesystem).",
     )(func)
     return _json_opt(func)

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from .backends import BACKEND_NAMES
 from .cli_common import EXIT_FAILED, EXIT_OK, fail, json_opt, root_arg, root_opt, user_errors
 from .runs import resolve_run
 from .session import open_project
@@ -23,7 +24,7 @@ def _echo_json(data: Any) -> None:
 
 @click.command("status")
 @root_arg
-@click.option("--backend", type=click.Choice(["filesystem", "sqlite", "postgres", "in-context"]))
+@click.option("--backend", type=click.Choice(BACKEND_NAMES))
 @json_opt
 def status(root: Path, backend: str | None, as_json: bool) -> None:
     """Show the active compiled intent, each node's last receipt, and recent runs."""
@@ -98,7 +99,7 @@ def receipts() -> None:
 @receipts.command("list")
 @root_arg
 @click.option("--node", help="Only this node's chain.")
-@click.option("--backend", type=click.Choice(["filesystem", "sqlite", "postgres", "in-context"]))
+@click.option("--backend", type=click.Choice(BACKEND_NAMES))
 @json_opt
 def receipts_list(root: Path, node: str | None, backend: str | None, as_json: bool) -> None:
     """List the durable receipts of every node (or one), oldest first."""

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .backends.registry import BACKEND_NAMES
 from .cadence import parse_cadence
 
 __all__ = ["ConfigError", "RunConfig", "load_config"]
 
-BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
+BACKENDS = BACKEND_NAMES  # the registry's names (runtime/backends/registry.py)
 
 
 class ConfigError(ValueError):

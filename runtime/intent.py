@@ -11,22 +11,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import heapq
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .canonicalizer import ATOMIC, CanonicalizerSpec, SpecError
-from .fsio import PathEscapeError, safe_name
-from .schemas import check_schema, load_schema, validate
+from .canonicalizer import ATOMIC, CanonicalizerSpec
+from .graphs import topological_order
+from .intent_check import IntentError, check
+from .problems import Problem
+from .schemas import load_schema
 
 __all__ = ["CallerInput", "Edge", "Intent", "IntentError", "NodeIntent", "load_intent"]
-
-
-class IntentError(ValueError):
-    """A compiled intent the runtime cannot execute; the message names file and JSON path."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,7 +89,7 @@ def load_intent(path: Path, cache: Path | None = None) -> Intent:
 
     With `cache`, a marker named by the file's SHA-256 records that these exact bytes
     passed the schema once, so an unchanged manifest skips the (slow) schema pass; the
-    semantic checks always run.
+    semantic rules always run (`intent_check`, the same rules as `prosec validate`).
     """
     try:
         data = path.read_bytes()
@@ -102,7 +99,7 @@ def load_intent(path: Path, cache: Path | None = None) -> Intent:
             f"{path}: no compiled intent; run `prosec build` and `prosec activate` first"
         ) from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IntentError(f"{path}: not JSON: {exc}") from exc
+        raise IntentError(f"{path}: not JSON: {exc}", Problem("$", f"not JSON: {exc}")) from exc
     if cache is not None and intent_marker(cache, data).exists():
         return parse_intent(raw, str(path), schema_checked=True)
     return parse_intent(raw, str(path))
@@ -126,53 +123,28 @@ def remember_checked(path: Path, cache: Path) -> None:
 def parse_intent(
     raw: Any, where: str = "compiled intent", *, schema_checked: bool = False
 ) -> Intent:
-    """Check a compiled intent document and build its indexes."""
-    findings = [] if schema_checked else validate(raw, "compiled-intent.schema.json")
-    if findings:
-        shown = "; ".join(str(f) for f in findings[:5])
-        raise IntentError(f"{where}: does not match the compiled-intent schema: {shown}")
+    """Check a compiled intent document (IntentError on its first problem) and build
+    its indexes."""
+    check(raw, where, schema=not schema_checked)
     topology = raw["topology"]
-    canonicalizers = _by_node(raw["canonicalizers"], "canonicalizers", where)
-    postconditions = _by_node(raw["postconditions"], "postconditions", where)
+    canonicalizers = {entry["node"]: entry for entry in raw["canonicalizers"]}
+    postconditions = {entry["node"]: entry for entry in raw["postconditions"]}
     nodes: dict[str, NodeIntent] = {}
-    for index, entry in enumerate(topology["nodes"]):
+    for entry in topology["nodes"]:
         name = entry["node"]
-        at = f"{where}: topology.nodes[{index}]"
-        try:
-            safe_name(name, "node name")
-        except PathEscapeError as exc:
-            raise IntentError(f"{at}: {exc}") from exc
-        if name in nodes:
-            raise IntentError(f"{at}: node {name!r} is listed twice")
-        canon = canonicalizers.get(name)
-        if canon is None:
-            raise IntentError(f"{where}: node {name!r} has no canonicalizer entry")
-        try:
-            spec = CanonicalizerSpec.from_json(canon.get("spec", {}))
-        except SpecError as exc:
-            raise IntentError(f"{where}: canonicalizer of {name!r}: {exc}") from exc
-        post = postconditions.get(name)
-        validator = post.get("validator") if post else None
-        if validator is not None and "schema" in validator:
-            problem = check_schema(validator["schema"])
-            if problem:
-                raise IntentError(f"{where}: validator schema of {name!r}: {problem}")
-        fingerprint = raw["contract_fingerprints"].get(name, entry["contract_fingerprint"])
-        if fingerprint != entry["contract_fingerprint"]:
-            raise IntentError(f"{at}: contract_fingerprint differs from contract_fingerprints")
-        inputs = tuple(
-            CallerInput(name=safe_name(item["name"], "caller input"), type=item.get("type", "text"))
-            for item in entry.get("caller_inputs", [])
-        )
+        canon = canonicalizers[name]
         nodes[name] = NodeIntent(
             name=name,
             contract_fingerprint=entry["contract_fingerprint"],
             wake_source=entry["wake_source"],
             facets=tuple(dict.fromkeys([ATOMIC, *canon["facets"]])),
-            spec=spec,
-            validator=validator,
+            spec=CanonicalizerSpec.from_json(canon.get("spec", {})),
+            validator=postconditions[name].get("validator"),
             cadence=entry.get("cadence"),
-            caller_inputs=inputs,
+            caller_inputs=tuple(
+                CallerInput(name=item["name"], type=item.get("type", "text"))
+                for item in entry.get("caller_inputs", [])
+            ),
             render=entry.get("render"),
         )
     edges = tuple(
@@ -184,56 +156,8 @@ def parse_intent(
             key=lambda e: (e.subscriber, e.producer, e.facet),
         )
     )
-    for edge in edges:
-        for role in ("subscriber", "producer"):
-            if getattr(edge, role) not in nodes:
-                raise IntentError(f"{where}: edge {edge} names unknown {role}")
-        if edge.facet not in nodes[edge.producer].facets:
-            raise IntentError(
-                f"{where}: edge {edge.subscriber} → {edge.producer}.{edge.facet}: "
-                f"{edge.producer} emits no facet {edge.facet!r}"
-            )
-        if edge.subscriber == edge.producer:
-            raise IntentError(f"{where}: node {edge.producer!r} subscribes to itself")
-    for entry_point in topology["entry_points"]:
-        if entry_point not in nodes:
-            raise IntentError(f"{where}: entry point {entry_point!r} is not a node")
-    order = _toposort(nodes, edges, where)
+    order = topological_order(nodes, [(edge.producer, edge.subscriber) for edge in edges])
     return _indexed(raw, nodes, order, edges, tuple(topology["entry_points"]))
-
-
-def _by_node(items: list[dict[str, Any]], what: str, where: str) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for item in items:
-        if item["node"] in out:
-            raise IntentError(f"{where}: {what} lists node {item['node']!r} twice")
-        out[item["node"]] = item
-    return out
-
-
-def _toposort(
-    nodes: Mapping[str, NodeIntent], edges: tuple[Edge, ...], where: str
-) -> tuple[str, ...]:
-    indegree = {name: 0 for name in nodes}
-    children: dict[str, set[str]] = {name: set() for name in nodes}
-    for edge in edges:
-        if edge.subscriber not in children[edge.producer]:
-            children[edge.producer].add(edge.subscriber)
-            indegree[edge.subscriber] += 1
-    ready = sorted(name for name, count in indegree.items() if count == 0)
-    order: list[str] = []
-    heapq.heapify(ready)
-    while ready:
-        name = heapq.heappop(ready)
-        order.append(name)
-        for child in children[name]:
-            indegree[child] -= 1
-            if indegree[child] == 0:
-                heapq.heappush(ready, child)
-    if len(order) != len(nodes):
-        stuck = sorted(name for name, count in indegree.items() if count > 0)
-        raise IntentError(f"{where}: the topology has a cycle through {', '.join(stuck)}")
-    return tuple(order)
 
 
 def _indexed(

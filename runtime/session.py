@@ -100,7 +100,7 @@ class Project:
 
     def recover(self) -> list[str]:
         """Roll forward commits a crash interrupted; returns the nodes recovered."""
-        if not getattr(self.backend, "ephemeral", False):
+        if not self.backend.ephemeral:
             remember_checked(self.root / MANIFEST, self.root / CACHE)
         recovered = []
         for node, record in self.backend.pendings().items():
@@ -159,7 +159,7 @@ class Project:
             "started_ns": time.time_ns(),
         }
         runs_dir = None
-        if getattr(self.backend, "ephemeral", False):
+        if self.backend.ephemeral:
             # nothing durable: the run's files live in a temporary folder
             runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
         return RunDir.create(

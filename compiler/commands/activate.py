@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import click
+from prosec.runtime.intent_check import iter_problems
 
 from ..build import ACTIVE, NEXT, write_atomic
-from ..codegen.validate import validate
 from .common import exit_usage
 from .validate import load_intent
 
@@ -32,7 +32,7 @@ def activate_command(root: Path) -> None:
         sys.exit(1)
     document, problems = load_intent(source)
     if not problems:
-        problems = validate(document)
+        problems = list(iter_problems(document))
     for problem in problems:
         click.echo(f"{source}: {problem}")
     if problems:

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import click
+from prosec.runtime.intent_check import iter_problems
 
 from ..codegen import graph as graph_mod
-from ..codegen.validate import validate
 from .common import exit_usage, strict_option
 from .inspect_common import compile_for_inspection
 from .validate import load_intent
@@ -46,7 +46,7 @@ def graph_command(root: Path, fmt: str, manifest: Path | None, strict: bool | No
         if not manifest.is_file():
             exit_usage(f"{manifest}: no such file")
         document, problems = load_intent(manifest)
-        problems = problems or validate(document)
+        problems = problems or list(iter_problems(document))
         if any(p.path.startswith("$.topology") or p.path == "$" for p in problems):
             exit_usage(f"{manifest}: not a valid compiled intent ({problems[0]})")
         graph = graph_mod.from_intent(document)

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import click
+from prosec.runtime.intent_check import iter_problems
+from prosec.runtime.problems import Problem
 
-from ..codegen.validate import Problem, validate
 from .common import exit_usage
 
 
@@ -49,7 +50,7 @@ def validate_command(file: Path, fmt: str, quiet: bool) -> None:
         exit_usage(f"{file}: no such file")
     document, problems = load_intent(file)
     if not problems:
-        problems = validate(document)
+        problems = list(iter_problems(document))
     if fmt == "json":
         records = [{"path": p.path, "message": p.message} for p in problems]
         sys.stdout.write(json.dumps(records, indent=2, ensure_ascii=False) + "\n")

@@ -24,6 +24,7 @@ from ..ir import (
     Section,
     WakeSource,
 )
+from ..rules.identity import valid_name
 
 _MAX_DEPTH = 8
 
@@ -62,6 +63,16 @@ def _expand(
 ) -> Iterator[Contract]:
     if not instance.name:
         found.append(diag.make("name_missing", "pattern instance has no `name:`", instance.span))
+        return
+    if not valid_name(instance.name):
+        found.append(
+            diag.make(
+                "name_invalid",
+                f"pattern instance name {instance.name!r} must be non-empty, not `.` or `..`, "
+                "and contain no `/`, `\\` or whitespace",
+                instance.span,
+            )
+        )
         return
     if instance.name in scope.taken:
         found.append(

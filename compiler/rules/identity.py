@@ -27,10 +27,11 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
     span = source.frontmatter_span
     if fm.get("name") in (None, ""):
         yield diag.make("name_missing", "frontmatter has no `name:`", _first_line(span))
-    elif not _valid_name(contract.name):
+    elif not valid_name(contract.name):
         yield diag.make(
             "name_invalid",
-            f"name {contract.name!r} must be non-empty and contain no `/`, `\\` or whitespace",
+            f"name {contract.name!r} must be non-empty, not `.` or `..`, and contain no `/`, `\\` "
+            "or whitespace",
             contract.name_span,
         )
     kind_span = contract.frontmatter_spans.get("kind", _first_line(span))
@@ -69,7 +70,7 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _check_inline(contract: Contract) -> Iterator[Diagnostic]:
-    if not _valid_name(contract.name):
+    if not valid_name(contract.name):
         yield diag.make(
             "name_invalid",
             f"inline node name {contract.name!r} must be non-empty and contain no separators",
@@ -175,9 +176,10 @@ def _check_subjects(project: Project) -> Iterator[Diagnostic]:
             )
 
 
-def _valid_name(name: str) -> bool:
-    return (
-        bool(name) and not any(ch in name for ch in "/\\") and not any(ch.isspace() for ch in name)
+def valid_name(name: str) -> bool:
+    """A node name is a directory name at run time: the runtime refuses the rest."""
+    return name not in ("", ".", "..") and not any(
+        ch in "/\\\x7f" or ch.isspace() or ord(ch) < 0x20 for ch in name
     )
 
 

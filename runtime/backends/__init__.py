@@ -1,36 +1,22 @@
-"""State backends: one Protocol (base.py), one conformance suite, several stores.
+"""State backends: one Protocol (base.py), one registry (registry.py), one conformance
+suite, several stores.
 
 `open_backend(name, root, env)` builds a backend by name: `filesystem` (default,
 under ROOT/state/), `sqlite` (ROOT/state/prosec.db), `postgres` (the server named by
-OPENPROSE_POSTGRES_URL, never printed) and `in-context` (memory only).
+OPENPROSE_POSTGRES_URL, never printed) and `in-context` (memory only, `ephemeral`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-
 from .base import Backend, BackendError, ChainError
+from .registry import BACKEND_NAMES, DEFAULT_BACKEND, REGISTRY, open_backend
 
-__all__ = ["Backend", "BackendError", "ChainError", "open_backend"]
-
-
-def open_backend(name: str, root: Path, env: Mapping[str, str] | None = None) -> Backend:
-    """Open the named backend for an OpenProse root."""
-    if name == "filesystem":
-        from .filesystem import FilesystemBackend
-
-        return FilesystemBackend(root / "state")
-    if name == "sqlite":
-        from .sqlite import SqliteBackend
-
-        return SqliteBackend(root / "state" / "prosec.db")
-    if name == "postgres":
-        from .postgres import PostgresBackend
-
-        return PostgresBackend.from_env(root, env or {})
-    if name == "in-context":
-        from .incontext import InContextBackend
-
-        return InContextBackend()
-    raise BackendError(f"unknown backend {name!r}")
+__all__ = [
+    "BACKEND_NAMES",
+    "DEFAULT_BACKEND",
+    "REGISTRY",
+    "Backend",
+    "BackendError",
+    "ChainError",
+    "open_backend",
+]

@@ -13,10 +13,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..receipts import Finding, parse_ledger_hashed, verify_chain
+from ..receipts import Finding, content_hash, parse_ledger_hashed, receipt_line, verify_chain
 from ..reconciler import NodeHead
 
-__all__ = ["Backend", "BackendError", "ChainError", "heads_from_ledger", "verify_stored"]
+__all__ = [
+    "Backend",
+    "BackendError",
+    "ChainError",
+    "heads_from_ledger",
+    "verified_line",
+    "verify_stored",
+]
 
 
 class BackendError(RuntimeError):
@@ -24,7 +31,8 @@ class BackendError(RuntimeError):
 
 
 class ChainError(BackendError):
-    """An append whose `prev` is not the node's current head (a lost or forked commit)."""
+    """An append that would break the node's chain: its `prev` is not the current head (a
+    lost or forked commit) or its `content_hash` does not recompute."""
 
 
 @runtime_checkable
@@ -32,6 +40,9 @@ class Backend(Protocol):
     """Durable state for one OpenProse root. All methods are safe under the runner lock."""
 
     name: str
+    # True when nothing survives the process (in-context): no durable run folder, no
+    # cache markers; False for the durable stores
+    ephemeral: bool
 
     def describe(self) -> str:
         """A human description with no secrets (never a connection string)."""
@@ -50,7 +61,9 @@ class Backend(Protocol):
     def ledger(self, node: str) -> list[dict[str, Any]]: ...
 
     def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
-        """Durably append (the commit point); ChainError unless prev == current head."""
+        """Durably append (the commit point) the line `verified_line(receipt, head)`
+        returns, checked inside the store's own transaction or lock; ChainError when it
+        refuses the receipt."""
         ...
 
     def put_version(self, node: str, address: str, frame: bytes) -> None: ...
@@ -78,6 +91,24 @@ class Backend(Protocol):
     def drain(self) -> list[dict[str, Any]]: ...
 
     def close(self) -> None: ...
+
+
+def verified_line(receipt: Mapping[str, Any], head: str | None) -> bytes:
+    """The commit checks every store runs inside its own transaction or lock before an
+    append: the receipt's `content_hash` recomputes and its `prev` is `head`, the hash of
+    the node's last stored receipt (None for an empty chain). Returns the canonical
+    ledger line to store; raises ChainError naming the node otherwise."""
+    node = receipt.get("node")
+    stated, actual = receipt.get("content_hash"), content_hash(receipt)
+    if stated != actual:
+        raise ChainError(
+            f"receipt for {node!r} states content_hash {stated} but hashes to {actual}"
+        )
+    if receipt.get("prev") != head:
+        raise ChainError(
+            f"receipt for {node!r} has prev {receipt.get('prev')} but the ledger head is {head}"
+        )
+    return receipt_line(receipt)
 
 
 def verify_stored(node: str, lines: list[bytes], where: str) -> list[dict[str, Any]]:

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_json, sha256_token
-from ..fsio import atomic_write_bytes, fsync_dir, replace_dir, safe_name
-from ..receipts import LedgerError, append_receipt, load_ledger
+from ..fsio import append_line, atomic_write_bytes, fsync_dir, replace_dir, safe_name
+from ..receipts import LedgerError, load_ledger
 from ..reconciler import NodeHead
-from .base import BackendError, ChainError, heads_from_ledger
+from .base import BackendError, heads_from_ledger, verified_line
 from .locks import FileLock
 
 __all__ = ["FilesystemBackend"]
@@ -36,6 +36,7 @@ class FilesystemBackend:
     """State as files; every write atomic, every append fsynced."""
 
     name = "filesystem"
+    ephemeral = False
 
     def __init__(self, state: Path) -> None:
         self.state = state
@@ -80,12 +81,8 @@ class FilesystemBackend:
 
     def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
         node = str(receipt["node"])
-        head = self._current_head(node)
-        if receipt["prev"] != head:
-            raise ChainError(
-                f"receipt for {node!r} has prev {receipt['prev']} but the ledger head is {head}"
-            )
-        append_receipt(self._node_dir(node) / "receipts.jsonl", receipt)
+        line = verified_line(receipt, self._current_head(node))
+        append_line(self._node_dir(node) / "receipts.jsonl", line)
         self._heads[node] = str(receipt["content_hash"])
 
     # -- versions ---------------------------------------------------------------------

@@ -10,9 +10,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..canonical import sha256_token
-from ..receipts import receipt_line
 from ..reconciler import NodeHead
-from .base import BackendError, ChainError, heads_from_ledger, verify_stored
+from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 
 __all__ = ["InContextBackend", "Narrator"]
 
@@ -54,9 +53,7 @@ class InContextBackend:
         node = str(receipt["node"])
         chain = self._ledgers.setdefault(node, [])
         head = self.ledger(node)[-1]["content_hash"] if chain else None
-        if receipt["prev"] != head:
-            raise ChainError(f"receipt for {node!r} has prev {receipt['prev']}, head is {head}")
-        chain.append(receipt_line(receipt))
+        chain.append(verified_line(receipt, head))
 
     def put_version(self, node: str, address: str, frame: bytes) -> None:
         if sha256_token(frame) != address:

@@ -23,9 +23,8 @@ import psycopg
 from psycopg import sql
 
 from ..canonical import canonical_json, sha256_token
-from ..receipts import receipt_line
 from ..reconciler import NodeHead
-from .base import BackendError, ChainError, heads_from_ledger, verify_stored
+from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 
 __all__ = ["PostgresBackend", "find_url", "redact"]
 
@@ -112,6 +111,7 @@ class PostgresBackend:
     """Durable state in a PostgreSQL schema (default `openprose`)."""
 
     name = "postgres"
+    ephemeral = False
 
     def __init__(
         self, url: str, *, variable: str = "OPENPROSE_POSTGRES_URL", schema: str = "openprose"
@@ -222,11 +222,7 @@ class PostgresBackend:
                     ).format(self._t("receipt")),
                     (node,),
                 ).fetchone()
-                head = row[0] if row else None
-                if receipt["prev"] != head:
-                    raise ChainError(
-                        f"receipt for {node!r} has prev {receipt['prev']} but the head is {head}"
-                    )
+                line = verified_line(receipt, row[0] if row else None)
                 self._db.execute(
                     sql.SQL(
                         "INSERT INTO {} (run_id, node, contract_fingerprint, wake, "
@@ -247,7 +243,7 @@ class PostgresBackend:
                         json.dumps(receipt["cost"]),
                         json.dumps(receipt["sig"]),
                         receipt["content_hash"],
-                        receipt_line(receipt),
+                        line,
                     ),
                 )
         except psycopg.Error as exc:

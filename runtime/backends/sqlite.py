@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_json, sha256_token
-from ..receipts import receipt_line
 from ..reconciler import NodeHead
-from .base import BackendError, ChainError, heads_from_ledger, verify_stored
+from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 from .locks import FileLock
 
 __all__ = ["SqliteBackend"]
@@ -47,6 +46,7 @@ class SqliteBackend:
     """Durable state in a single SQLite file."""
 
     name = "sqlite"
+    ephemeral = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -100,11 +100,7 @@ class SqliteBackend:
                     "SELECT content_hash FROM receipt WHERE node = ? ORDER BY id DESC LIMIT 1",
                     (node,),
                 ).fetchone()
-                head = row[0] if row else None
-                if receipt["prev"] != head:
-                    raise ChainError(
-                        f"receipt for {node!r} has prev {receipt['prev']} but the head is {head}"
-                    )
+                line = verified_line(receipt, row[0] if row else None)
                 self._db.execute(
                     "INSERT INTO receipt (run_id, node, content_hash, prev, status, line) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -114,7 +110,7 @@ class SqliteBackend:
                         receipt["content_hash"],
                         receipt["prev"],
                         receipt["status"],
-                        receipt_line(receipt),
+                        line,
                     ),
                 )
         except sqlite3.Error as exc:

@@ -70,19 +70,22 @@ def mutate(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("path", "value", "needle"),
+    ("path", "value", "where"),
     [
-        ("kind", "other", "schema"),
-        ("topology.entry_points", ["nope"], "entry point"),
-        ("canonicalizers", [], "no canonicalizer"),
-        ("contract_fingerprints", {"a": "sha256:x", "b": "sha256:x"}, "differs"),
-        ("canonicalizers.0.spec", {"rules": [{"path": "a..b"}]}, "spec.rules"),
+        ("kind", "other", "$.kind"),
+        ("topology.entry_points", ["nope"], "$.topology.entry_points[0]"),
+        ("canonicalizers", [], "$.canonicalizers"),
+        ("contract_fingerprints", {"a": "sha256:x", "b": "sha256:x"}, "$.contract_fingerprints.a"),
+        ("canonicalizers.0.spec", {"rules": [{"path": "a..b"}]}, "$.canonicalizers[0].spec"),
     ],
 )
-def test_intent_errors(path: str, value: Any, needle: str) -> None:
+def test_intent_errors(path: str, value: Any, where: str) -> None:
     doc = mutate(intent({"a": {}, "b": {}}, [("b", "a", "@atomic")]), path, value)
-    with pytest.raises(IntentError, match=needle):
+    with pytest.raises(IntentError) as raised:
         parse_intent(doc)
+    assert raised.value.problem is not None
+    assert raised.value.problem.path.startswith(where)
+    assert str(raised.value).startswith(f"compiled intent: {raised.value.problem.path}: ")
 
 
 def test_intent_indexes() -> None:

@@ -118,11 +118,15 @@ def test_invalid_compiled_intent_names_the_problem(tmp_path: Path) -> None:
     doc = intent({"a": {}, "b": {}}, [("b", "a", "nosuchfacet")])
     project = Project.create(tmp_path / "p", doc)
     result = project.prosec("run", ".")
-    assert result.returncode == 2 and "emits no facet 'nosuchfacet'" in result.stderr
+    assert result.returncode == 2
+    assert "$.topology.edges[0].facet: producer `a` emits no facet `nosuchfacet`" in result.stderr
     cyclic = intent({"a": {}, "b": {}}, [("b", "a", "@atomic"), ("a", "b", "@atomic")])
     project.set_intent(cyclic)
     result = project.prosec("run", ".")
-    assert result.returncode == 2 and "cycle" in result.stderr
+    assert result.returncode == 2
+    assert "$.topology.acyclic: `acyclic` is true but the graph has a cycle `a` → `b` → `a`" in (
+        result.stderr
+    )
 
 
 def test_inspect_and_status(tmp_path: Path) -> None:

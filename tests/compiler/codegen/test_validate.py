@@ -1,4 +1,5 @@
-"""`validate`: schema plus semantic rules, every problem with its JSON path."""
+"""The compiled-intent checker over the compiler's own output: schema plus semantic rules,
+every problem with its JSON path (the rule-by-rule table is tests/runtime/test_intent_check.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import copy
 from typing import Any
 
 import pytest
-from prosec.compiler.codegen.validate import validate
 from prosec.compiler.config import Config
 from prosec.compiler.pipeline import compile_texts
+from prosec.runtime.intent_check import iter_problems
+from prosec.runtime.problems import Problem
 
 from ..helpers import node
 
@@ -25,6 +27,10 @@ def compiled() -> dict[str, Any]:
     )
     assert result.intent is not None and result.writable
     return result.intent
+
+
+def validate(document: Any) -> list[Problem]:
+    return list(iter_problems(document))
 
 
 def paths(document: Any) -> list[str]:
@@ -113,3 +119,11 @@ def test_every_problem_is_listed() -> None:
     found = mutate(many)
     assert {"$.topology.edges[0].producer", "$.topology.edges[0].subscriber"} <= set(found)
     assert found.count("$.contract_fingerprints") == 2
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/b"])
+def test_a_name_the_runtime_refuses_is_a_lint_error_not_an_invalid_manifest(name: str) -> None:
+    result = compile_texts([node(name)], Config())
+    codes = {d.code for d in result.diagnostics}
+    assert "name_invalid" in codes and "internal_error" not in codes
+    assert not result.writable

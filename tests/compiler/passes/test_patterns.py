@@ -95,3 +95,10 @@ def test_nested_instance_expands_and_is_wired() -> None:
     assert "reviewed-critic" in names
     assert ("reviewed-critic", "@atomic", "reviewed") in edges(topology)
     assert codes(found) == []
+
+
+def test_instance_name_must_be_a_safe_path_segment() -> None:
+    """The instance is a node; its name becomes a directory at run time."""
+    for bad in ("a/b", ".."):
+        text = INSTANCE.replace("name: reviewed", f'name: "{bad}"')
+        assert expand(PATTERN, host(text)) == ([], ["name_invalid"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from prosec.runtime.backends import Backend
+from prosec.runtime.backends import BACKEND_NAMES, Backend
 from prosec.runtime.backends.filesystem import FilesystemBackend
 from prosec.runtime.backends.incontext import InContextBackend
 from prosec.runtime.backends.postgres import PostgresBackend
@@ -40,9 +40,10 @@ def pg_schema() -> Iterator[str]:
         db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-@pytest.fixture(params=["filesystem", "sqlite", "postgres", "in-context"])
+@pytest.fixture(params=BACKEND_NAMES)
 def factory(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
-    """A function returning a (new handle on the same) backend store."""
+    """A function returning a (new handle on the same) backend store; every registered
+    backend runs the suite."""
     kind = request.param
     if kind == "filesystem":
         return lambda: FilesystemBackend(tmp_path / "state")
@@ -51,5 +52,6 @@ def factory(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     if kind == "postgres":
         schema = request.getfixturevalue("pg_schema")
         return lambda: PostgresBackend(postgres_url(), schema=schema)
+    assert kind == "in-context", f"backend {kind!r} has no conformance factory"
     shared = InContextBackend()
     return lambda: shared

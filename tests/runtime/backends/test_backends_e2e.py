@@ -35,7 +35,7 @@ def reconcile(root: Path, factory: Factory) -> tuple[Project, list[str]]:
         project.finish(run, summary)
     finally:
         project.backend.unlock()
-    if getattr(project.backend, "ephemeral", False):
+    if project.backend.ephemeral:
         shutil.rmtree(run.path.parent)
     return project, summary.rendered
 

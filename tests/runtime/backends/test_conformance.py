@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from prosec.runtime.backends import BackendError, ChainError
+from prosec.runtime.backends import BACKEND_NAMES, BackendError, ChainError
 from prosec.runtime.canonical import content_address, encode_frame
-from prosec.runtime.receipts import build_receipt
+from prosec.runtime.receipts import build_receipt, content_hash
 
 from .conftest import Factory
 
@@ -41,6 +41,33 @@ def test_ledger_chain_and_heads(factory: Factory) -> None:
         backend.append_receipt("20260101-000000-aaaaaa", receipt("a", None, 4))
     with pytest.raises(ChainError):
         backend.append_receipt("20260101-000000-aaaaaa", receipt("a", first["content_hash"], 5))
+
+
+def test_commit_checks_refuse_a_fork_and_a_wrong_hash(factory: Factory) -> None:
+    """The shared commit checks run inside every store's append: nothing is stored when
+    they refuse, and the chain goes on from the unchanged head."""
+    backend = factory()
+    first = receipt("a", None, 1)
+    backend.append_receipt("20260101-000000-aaaaaa", first)
+    second = receipt("a", first["content_hash"], 2)
+    fork = receipt("a", None, 3)  # a second chain start: a forked prev
+    stale = receipt("a", second["content_hash"], 4)  # a head this store never saw
+    forged = {**second, "status": "failed"}  # the body moved, the stated hash did not
+    rehashed = {**second, "content_hash": "sha256:" + "0" * 64}
+    assert content_hash(forged) != forged["content_hash"]
+    for bad in (fork, stale, forged, rehashed):
+        with pytest.raises(ChainError, match="'a'"):
+            backend.append_receipt("20260101-000000-aaaaaa", bad)
+    assert factory().ledger("a") == [first]
+    backend.append_receipt("20260101-000000-aaaaaa", second)
+    assert factory().heads(["a"])["a"].hash == second["content_hash"]
+
+
+def test_registered_name_and_durability(factory: Factory, request: pytest.FixtureRequest) -> None:
+    backend = factory()
+    assert backend.name == request.node.callspec.params["factory"]
+    assert backend.name in BACKEND_NAMES
+    assert backend.ephemeral is (backend.name == "in-context")
 
 
 def test_versions_and_published(factory: Factory) -> None:

@@ -1,0 +1,60 @@
+"""The backend registry: every state store by name, with the factory that opens it for an
+OpenProse root. The one list of backend names (the CLI's choices, prose.toml's
+`[run] backend`); a factory imports its store only when called, so choosing the
+filesystem never imports psycopg."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+from .base import Backend, BackendError
+
+__all__ = ["BACKEND_NAMES", "DEFAULT_BACKEND", "REGISTRY", "Factory", "open_backend"]
+
+Factory = Callable[[Path, Mapping[str, str]], Backend]
+
+
+def _filesystem(root: Path, env: Mapping[str, str]) -> Backend:
+    from .filesystem import FilesystemBackend
+
+    return FilesystemBackend(root / "state")
+
+
+def _sqlite(root: Path, env: Mapping[str, str]) -> Backend:
+    from .sqlite import SqliteBackend
+
+    return SqliteBackend(root / "state" / "prosec.db")
+
+
+def _postgres(root: Path, env: Mapping[str, str]) -> Backend:
+    from .postgres import PostgresBackend
+
+    return PostgresBackend.from_env(root, env)
+
+
+def _in_context(root: Path, env: Mapping[str, str]) -> Backend:
+    from .incontext import InContextBackend
+
+    return InContextBackend()
+
+
+REGISTRY: Mapping[str, Factory] = MappingProxyType(
+    {
+        "filesystem": _filesystem,  # default, embedded: ROOT/state/
+        "sqlite": _sqlite,  # one file: ROOT/state/prosec.db
+        "postgres": _postgres,  # shared: $OPENPROSE_POSTGRES_URL, never printed
+        "in-context": _in_context,  # memory only
+    }
+)
+BACKEND_NAMES: tuple[str, ...] = tuple(REGISTRY)
+DEFAULT_BACKEND = "filesystem"
+
+
+def open_backend(name: str, root: Path, env: Mapping[str, str] | None = None) -> Backend:
+    """Open the named backend for an OpenProse root (BackendError for an unknown name)."""
+    factory = REGISTRY.get(name)
+    if factory is None:
+        raise BackendError(f"unknown backend {name!r} (one of {', '.join(BACKEND_NAMES)})")
+    return factory(root, env or {})
