@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -16,7 +17,7 @@ import jsonschema
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-__all__ = ["SchemaFinding", "load_schema", "validate", "validate_with"]
+__all__ = ["SchemaFinding", "load_schema", "locate", "validate", "validate_with"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +26,7 @@ class SchemaFinding:
 
     path: str
     message: str
+    location: tuple[str | int, ...] = ()  # the JSON path as keys and indexes
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -47,58 +49,171 @@ def load_schema(name: str) -> Any:
     return _registry()[1][name]
 
 
-def validate(document: Any, schema_name: str) -> list[SchemaFinding]:
-    """Validate against a packaged schema; return every finding (empty when valid)."""
+def validate(document: Any, schema_name: str, *, bundled: bool = True) -> list[SchemaFinding]:
+    """Validate against a packaged schema; return every finding (empty when valid).
+
+    `bundled=False` checks against the schema as written, references resolved through the
+    registry: slower, and what the tests compare the bundled form with."""
+    validator = _packaged_validator(schema_name) if bundled else _as_written(schema_name)
     findings = {
-        SchemaFinding(path=error.json_path, message=_message(error))
-        for error in _packaged_validator(schema_name).iter_errors(document)
+        SchemaFinding(
+            path=error.json_path, message=_message(error), location=tuple(error.absolute_path)
+        )
+        for error in validator.iter_errors(document)
     }
     return sorted(findings, key=lambda finding: (finding.path, finding.message))
 
 
+def locate(document: Any, schema_name: str) -> list[SchemaFinding]:
+    """Like `validate`, with findings placed for a person editing the document: an unknown
+    key or a bad key name at that key, and a bad value described by the `title` (else the
+    `description`) of the schema it fails (`expected a diagnostic code …, not 'x'`)."""
+    findings: set[SchemaFinding] = set()
+    for error in _packaged_validator(schema_name).iter_errors(document):
+        where = tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and error.validator_value is False:
+            known = sorted(error.schema.get("properties", {}))
+            for key in sorted(set(error.instance) - set(known)):
+                expected = f"one of {', '.join(known)}" if known else "none here"
+                findings.add(_finding((*where, key), f"unknown key (expected {expected})"))
+            continue
+        if "propertyNames" in error.absolute_schema_path:
+            where = (*where, error.instance)
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        described = schema.get("title") or schema.get("description")
+        if described and error.validator in ("enum", "const", "anyOf", "oneOf", "pattern"):
+            message = f"expected {described}, not {error.instance!r}"
+        else:
+            message = _message(error)
+        findings.add(_finding(where, message))
+    return sorted(findings, key=lambda finding: (finding.path, finding.message))
+
+
+def _finding(location: tuple[str | int, ...], message: str) -> SchemaFinding:
+    path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in location)
+    return SchemaFinding(path=path, message=message, location=location)
+
+
+def _json_number(checker: Any, instance: Any) -> bool:
+    """A JSON number: finite (TOML and Python floats can be `inf` or `nan`; JSON's cannot)."""
+    if isinstance(instance, bool) or not isinstance(instance, int | float):
+        return False
+    return isinstance(instance, int) or math.isfinite(instance)
+
+
+# draft 2020-12 with `number` meaning a JSON number, so `timeout = inf` is not "positive"
+_Validator: Any = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("number", _json_number),
+)
+
+
 @functools.cache
-def _packaged_validator(schema_name: str) -> jsonschema.Draft202012Validator:
+def _packaged_validator(schema_name: str) -> Any:
     registry, schemas = _registry()
     by_short = {name.removesuffix(".schema.json"): s for name, s in schemas.items()}
-    return jsonschema.Draft202012Validator(
-        _bundle(schemas[schema_name], by_short), registry=registry
-    )
+    return _Validator(_bundle(schemas[schema_name], by_short), registry=registry)
+
+
+@functools.cache
+def _as_written(schema_name: str) -> Any:
+    registry, schemas = _registry()
+    return _Validator(schemas[schema_name], registry=registry)
 
 
 def _bundle(root: Any, schemas: dict[str, Any]) -> Any:
-    """An equivalent, faster schema: `$ref`s inlined (our schemas are not recursive) and
-    every `oneOf` whose branches differ by a `kind` constant turned into if/then, so a
-    document is checked against its own branch instead of all of them."""
+    """An equivalent, faster schema: `$ref`s inlined and every `oneOf` whose branches differ
+    by a required `kind` constant turned into if/then, so a document is checked against its
+    own branch instead of all of them.
 
-    def walk(node: Any, base: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(item, base) for item in node]
+    A `$ref` with sibling keywords (`{"$ref": …, "description": …}`) applies both, as draft
+    2020-12 says: the target is inlined into an `allOf` beside the siblings. A `$ref` met
+    again inside its own expansion (a recursive schema) stays a reference by absolute URI,
+    which the registry resolves."""
+
+    def walk(node: Any, base: Any, expanding: tuple[str, ...]) -> Any:
         if not isinstance(node, dict):
-            return node
-        if set(node) == {"$ref"}:
-            ref = node["$ref"]
-            if ref.startswith("#/$defs/"):
-                return walk(base["$defs"][ref.removeprefix("#/$defs/")], base)
-            other = schemas[ref.removesuffix(".schema.json")]
-            return walk({k: v for k, v in other.items() if k not in ("$id", "$schema")}, other)
-        out = {k: walk(v, base) for k, v in node.items() if k != "$defs"}
-        kinds = _discriminants(out.get("oneOf"))
+            return node  # a boolean schema
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _BUNDLED_AWAY:
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, dict):
+                out[key] = {name: walk(sub, base, expanding) for name, sub in value.items()}
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [walk(sub, base, expanding) for sub in value]
+            elif key in _SCHEMA_VALUES:
+                out[key] = walk(value, base, expanding)
+            else:
+                out[key] = value  # an annotation or a value (enum, const, default): verbatim
+        if "$ref" in node:
+            target, target_base, uri = _resolve(node["$ref"], base, schemas)
+            if uri in expanding:
+                out["$ref"] = uri
+            else:
+                inlined = walk(target, target_base, (*expanding, uri))
+                if not out:
+                    return inlined
+                out["allOf"] = [inlined, *out.get("allOf", [])]
+        kinds = _discriminants(out)
         if kinds is not None:
             branches = out.pop("oneOf")
             out.setdefault("properties", {})["kind"] = {"enum": kinds}
             out["allOf"] = [
-                {"if": {"properties": {"kind": {"const": kind}}}, "then": branch}
-                for kind, branch in zip(kinds, branches, strict=True)
+                *out.get("allOf", []),
+                *(
+                    {"if": {"properties": {"kind": {"const": kind}}}, "then": branch}
+                    for kind, branch in zip(kinds, branches, strict=True)
+                ),
             ]
         return out
 
-    bundled = walk(root, root)
+    bundled = walk(root, root, ())
     bundled["$schema"] = root["$schema"]
     return bundled
 
 
-def _discriminants(branches: Any) -> list[Any] | None:
+# keywords the bundled form drops: every reference is inlined, so `$defs` are not needed,
+# and `$id`s would change how the remaining (recursive) references resolve
+_BUNDLED_AWAY = frozenset({"$ref", "$defs", "$id", "$schema"})
+# the draft 2020-12 keywords whose values hold subschemas (everything else is kept verbatim)
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_VALUES = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "propertyNames",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+    }
+)
+
+
+def _resolve(ref: str, base: Any, schemas: dict[str, Any]) -> tuple[Any, Any, str]:
+    """The subschema a `$ref` names (`#/$defs/x`, `other.schema.json`, `other.schema.json#/…`),
+    the schema it belongs to, and its absolute URI."""
+    file, _, pointer = ref.partition("#")
+    document = schemas[file.removesuffix(".schema.json")] if file else base
+    target = document
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        target = target[int(token)] if isinstance(target, list) else target[token]
+    return target, document, f"{document['$id']}#{pointer}"
+
+
+def _discriminants(node: dict[str, Any]) -> list[Any] | None:
+    """The `kind` constants of `node`'s `oneOf` branches, when the rewrite keeps its meaning:
+    `kind` is required, not constrained already, and each branch fixes a different value."""
+    branches = node.get("oneOf")
     if not isinstance(branches, list) or not branches:
+        return None
+    if "kind" not in node.get("required", ()) or "kind" in node.get("properties", {}):
         return None
     kinds = []
     for branch in branches:

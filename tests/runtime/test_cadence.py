@@ -66,12 +66,22 @@ def test_weekday_cron_fires_at_nine_on_weekdays() -> None:
 def test_cron_lists_steps_names_and_either_day_rule() -> None:
     cadence = parse_cadence("cron:*/15 8-10 1 JAN,JUL MON")
     assert isinstance(cadence, Cron)
-    assert cadence.minutes == frozenset({0, 15, 30, 45})
-    assert cadence.hours == frozenset({8, 9, 10})
-    assert cadence.months == frozenset({1, 7})
+
+    def fires(day: dt.date) -> list[str]:
+        """Every fire time on `day`, walking back from its last minute."""
+        now = dt.datetime.combine(day, dt.time(23, 59), tzinfo=dt.UTC)
+        times = []
+        while (fire := cadence.previous_fire(now)) is not None and fire.date() == day:
+            times.append(fire.strftime("%H:%M"))
+            now = fire - dt.timedelta(minutes=1)
+        return sorted(times)
+
+    # every quarter hour from 08:00 to 10:45: the minute and hour lists and steps
+    quarters = [f"{h:02}:{m:02}" for h in (8, 9, 10) for m in (0, 15, 30, 45)]
     # day-of-month and weekday both restricted: either matches (the 1st, or any Monday)
-    assert cadence._day_matches(dt.date(2026, 1, 1))  # a Thursday, but the 1st
-    assert cadence._day_matches(dt.date(2026, 1, 5))  # a Monday
-    assert not cadence._day_matches(dt.date(2026, 1, 6))
-    assert not cadence._day_matches(dt.date(2026, 2, 2))  # a Monday in February
+    assert fires(dt.date(2026, 1, 1)) == quarters  # a Thursday, but the 1st
+    assert fires(dt.date(2026, 1, 5)) == quarters  # a Monday
+    assert fires(dt.date(2026, 1, 6)) == []
+    assert fires(dt.date(2026, 2, 2)) == []  # a Monday in February
+    assert fires(dt.date(2026, 7, 6)) == quarters  # a Monday in July
     assert parse_cadence("cron:0 0 * * 7") == parse_cadence("cron:0 0 * * 0")
