@@ -100,8 +100,9 @@ def load(root: Path) -> ProjectToml | None:
 
 def check(text: str, path: Path) -> ProjectToml:
     """Parse `text` (the content of `path`) and check every key against the config schema."""
+    text = text.removeprefix("\ufeff")
     try:
-        data = tomllib.loads(text.removeprefix("\ufeff"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         problem = ConfigProblem(
@@ -131,11 +132,12 @@ def _problems(data: Mapping[str, Any], lines: Mapping[str, int]) -> list[ConfigP
                 parse_cadence(text)
             except ValueError as exc:  # the grammar's own words, or a schedule that never fires
                 by_key[("cadence", node)] = [str(exc)]
-    return [
+    problems = [
         ConfigProblem(key=dotted(location), message=message, line=_line_of(lines, location))
-        for location, messages in sorted(by_key.items(), key=lambda item: dotted(item[0]))
+        for location, messages in by_key.items()
         for message in messages
     ]
+    return sorted(problems, key=lambda problem: (problem.line or 0, problem.key, problem.message))
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

@@ -133,13 +133,15 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
     else:
         wake = WakeSource.INPUT
     cadence, cadence_text = None, None
+    stated_in: Section | None = section
     if wake is not WakeSource.INPUT:
         # a cadence is read from the self-driven statements when there are any, so an
         # input-driven bullet's "within one business day" is not taken for a clock
         cadence, cadence_text = parse_cadence(_self_text(section) or text)
         if cadence is None:
             cadence, cadence_text = parse_cadence(_schedule_text(contract))
-    cadence, cadence_text, refused = _keepable(contract, cadence, cadence_text, section)
+            stated_in = contract.section("schedule")
+    cadence, cadence_text, refused = _keepable(contract, cadence, cadence_text, stated_in)
     found.extend(refused)  # a refusal already says what the runtime cannot keep
     if not refused and wake is WakeSource.EXTERNAL:
         found.extend(_unclear_schedule(contract, cadence))
@@ -168,15 +170,15 @@ def _keepable(
     contract: Contract, cadence: str | None, phrase: str | None, section: Section | None
 ) -> tuple[str | None, str | None, list[Diagnostic]]:
     """The cadence if the runtime's parser accepts it (it is the one grammar), else none and
-    a `cadence_missing` saying why, so the compiler never emits a cadence `run` refuses."""
+    a `cadence_missing` at the section that states it (`section`, else `### Schedule`), so
+    the compiler never emits a cadence `run` refuses."""
     if cadence is None:
         return None, None, []
     try:
         runtime_cadence.parse_cadence(cadence)
     except ValueError as exc:
-        schedule = contract.section("schedule")
-        owner = section or schedule
-        span: Span = owner.heading_span if owner is not None else contract.span
+        stated_in = section or contract.section("schedule")
+        span: Span = stated_in.heading_span if stated_in is not None else contract.span
         message = (
             f"`{contract.name}` states the cadence `{phrase}`, which the runtime cannot keep "
             f"({exc}); say `every 6h`, `daily`, `monthly` or a valid cron expression"
