@@ -100,8 +100,10 @@ def _nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
 
 
 VALUES = st.sampled_from(
-    [None, 0, -1, 1.5, float("inf"), "", "x", "P1M", "cron:0 0 30 2 *", True, [], {}, ["x"]]
-    + [{"kind": "never"}, {"kind": "always", "id": "a", "path": "x"}, "wiring_*", "sha256:0"]
+    [
+        *(None, 0, -1, 1.5, float("inf"), "", "x", True, [], {}, ["x"], "wiring_*", "sha256:0"),
+        *("P1M", "cron:0 0 30 2 *", {"kind": "never"}, {"kind": "always", "id": "a", "path": "x"}),
+    ]
 ).map(copy.deepcopy)
 
 
