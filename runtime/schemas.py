@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -73,7 +74,9 @@ def locate(document: Any, schema_name: str) -> list[SchemaFinding]:
         where = tuple(error.absolute_path)
         if error.validator == "additionalProperties" and error.validator_value is False:
             known = sorted(error.schema.get("properties", {}))
-            for key in sorted(set(error.instance) - set(known)):
+            patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]
+            unknown = [k for k in error.instance if not any(p.search(k) for p in patterns)]
+            for key in sorted(set(unknown) - set(known)):
                 expected = f"one of {', '.join(known)}" if known else "none here"
                 findings.add(_finding((*where, key), f"unknown key (expected {expected})"))
             continue

@@ -153,9 +153,9 @@ def test_every_example_is_accepted_by_the_compiler_and_the_runtime(
     load_config(project)  # the runtime reads the same file without complaint
 
 
-@pytest.mark.parametrize("index", range(len(readme_tomls())))
-def test_every_readme_toml_block_builds(project: Path, index: int, run_prosec: Runner) -> None:
-    block = readme_tomls()[index]
+@pytest.mark.parametrize("index", range(len(readme_tomls()) + len(MORE)))
+def test_every_toml_example_builds(project: Path, index: int, run_prosec: Runner) -> None:
+    block = [*readme_tomls(), *MORE][index]
     (project / "prose.toml").write_text(block, encoding="utf-8")
     result = run_prosec("build", project)
     if is_prose_toml(block):
