@@ -1,21 +1,25 @@
-"""Project configuration: `prose.toml` at the OpenProse root, with documented defaults."""
+"""The compiler's settings: `prose.toml` at the OpenProse root (read and checked by the
+runtime's `project_toml`), with documented defaults and command-line overrides."""
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .diagnostics import CODES, Severity
+from prosec.runtime.project_toml import (
+    CONFIG_NAME,
+    ROOT_MARKERS,
+    ConfigError,
+    ProjectToml,
+    find_root,
+)
+from prosec.runtime.project_toml import load as load_checked
 
-CONFIG_NAME = "prose.toml"
-ROOT_MARKERS = (CONFIG_NAME, "prose.lock")
+from .diagnostics import Severity
 
-
-class ConfigError(Exception):
-    """`prose.toml` is unreadable or holds an invalid setting (message names file and key)."""
+__all__ = ["CONFIG_NAME", "ROOT_MARKERS", "Config", "ConfigError", "WiringPin", "find_root", "load"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,124 +66,47 @@ def _matches(code: str, pattern: str) -> bool:
     return code.startswith(pattern[:-1]) if pattern.endswith("*") else code == pattern
 
 
-def find_root(start: Path) -> Path | None:
-    """The nearest directory at or above `start` holding `prose.toml` or `prose.lock`."""
-    start = start.resolve()
-    if start.is_file():
-        start = start.parent
-    for candidate in (start, *start.parents):
-        if any((candidate / marker).is_file() for marker in ROOT_MARKERS):
-            return candidate
-    return None
-
-
 def load(start: Path) -> Config:
-    """Load the config of the project containing `start`; no file means the defaults."""
+    """The config of the project containing `start`; no file means the defaults.
+
+    The file is read and checked by the runtime's `project_toml` (ConfigError when bad);
+    this only turns the checked data into a `Config`."""
     root = find_root(start)
-    if root is None or not (root / CONFIG_NAME).is_file():
+    checked = load_checked(root) if root is not None else None
+    if root is None or checked is None:
         return Config(root=root)
-    path = root / CONFIG_NAME
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    return parse(data, path, root, text)
+    return from_checked(checked, root)
 
 
-def parse(data: Mapping[str, Any], path: Path, root: Path, text: str = "") -> Config:
-    lint = _table(data, "lint", path)
-    wiring = _table(data, "wiring", path)
-    tools = _table(data, "tools", path)
-    build = _table(data, "build", path)
-    source = build.get("source")
-    if source is not None and (not isinstance(source, str) or not source.strip()):
-        raise ConfigError(f"{path}: build.source: must be a non-empty string")
-    pin_lines = [
-        number
-        for number, line in enumerate(text.splitlines(), start=1)
-        if line.strip().replace(" ", "") == "[[wiring.pin]]"
-    ]
-    severity: dict[str, Severity] = {}
-    for code, value in _table(lint, "severity", path, "lint.").items():
-        if code not in CODES:
-            raise ConfigError(f"{path}: lint.severity.{code}: unknown diagnostic code")
-        try:
-            severity[code] = Severity(str(value))
-        except ValueError:
-            raise ConfigError(
-                f"{path}: lint.severity.{code}: must be error, warning or info, not {value!r}"
-            ) from None
+def from_checked(checked: ProjectToml, root: Path) -> Config:
+    """The compiler's settings from a prose.toml that passed the schema."""
+    data = checked.data
+    lint = data.get("lint", {})
+    tools = data.get("tools", {})
+    build = data.get("build", {})
+    pins = data.get("wiring", {}).get("pin", [])
     return Config(
-        path=path,
+        path=checked.path,
         root=root,
-        select=_codes(lint, "select", path),
-        ignore=_codes(lint, "ignore", path),
-        severity=severity,
-        strict=_bool(lint, "strict", path, "lint."),
+        select=tuple(lint.get("select", ())),
+        ignore=tuple(lint.get("ignore", ())),
+        severity={code: Severity(value) for code, value in lint.get("severity", {}).items()},
+        strict=lint.get("strict", False),
         pins=tuple(
-            _pin(entry, path, i, pin_lines[i] if i < len(pin_lines) else 1)
-            for i, entry in enumerate(_list(wiring, "pin", path, "wiring."))
+            WiringPin(
+                subscriber=pin["subscriber"],
+                need=pin["need"],
+                producer=pin["producer"],
+                facet=pin.get("facet", "@atomic"),
+                line=checked.line_of(("wiring", "pin", index)) or 1,
+            )
+            for index, pin in enumerate(pins)
         ),
-        offline_tools=_bool(tools, "offline", path, "tools."),
-        mcp_registries=_strings(tools, "mcp_registries", path, "tools."),
-        skill_paths=_strings(tools, "skill_paths", path, "tools."),
-        render=_table(data, "render", path),
-        source=source,
-        emit_artifacts=_bool(build, "emit_artifacts", path, "build."),
+        offline_tools=tools.get("offline", False),
+        mcp_registries=tuple(tools.get("mcp_registries", ())),
+        skill_paths=tuple(tools.get("skill_paths", ())),
+        render=data.get("render", {}),
+        source=build.get("source"),
+        emit_artifacts=build.get("emit_artifacts", False),
         raw=data,
-    )
-
-
-def _table(data: Mapping[str, Any], key: str, path: Path, prefix: str = "") -> Mapping[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{path}: {prefix}{key}: must be a table")
-    return value
-
-
-def _list(data: Mapping[str, Any], key: str, path: Path, prefix: str) -> list[Any]:
-    value = data.get(key, [])
-    if not isinstance(value, list):
-        raise ConfigError(f"{path}: {prefix}{key}: must be an array")
-    return value
-
-
-def _strings(data: Mapping[str, Any], key: str, path: Path, prefix: str) -> tuple[str, ...]:
-    values = _list(data, key, path, prefix)
-    if not all(isinstance(v, str) for v in values):
-        raise ConfigError(f"{path}: {prefix}{key}: must be an array of strings")
-    return tuple(values)
-
-
-def _codes(lint: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
-    codes = _strings(lint, key, path, "lint.")
-    for code in codes:
-        if not any(_matches(known, code) for known in CODES):
-            raise ConfigError(f"{path}: lint.{key}: unknown diagnostic code {code!r}")
-    return codes
-
-
-def _bool(data: Mapping[str, Any], key: str, path: Path, prefix: str) -> bool:
-    value = data.get(key, False)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{path}: {prefix}{key}: must be true or false")
-    return value
-
-
-def _pin(entry: Any, path: Path, index: int, line: int) -> WiringPin:
-    where = f"{path}: wiring.pin[{index}]"
-    if not isinstance(entry, Mapping):
-        raise ConfigError(f"{where}: must be a table")
-    missing = [k for k in ("subscriber", "need", "producer") if not isinstance(entry.get(k), str)]
-    if missing:
-        raise ConfigError(f"{where}: missing string key(s): {', '.join(missing)}")
-    return WiringPin(
-        subscriber=entry["subscriber"],
-        need=entry["need"],
-        producer=entry["producer"],
-        facet=str(entry.get("facet", "@atomic")),
-        line=line,
     )

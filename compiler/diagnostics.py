@@ -67,6 +67,7 @@ CODES: dict[str, CodeInfo] = {
     # files and frontmatter
     "internal_error": CodeInfo(ERR, "prosec hit a bug while checking this file; please report it"),
     "file_unreadable": CodeInfo(ERR, "the file cannot be read or is not UTF-8"),
+    "config_invalid": CodeInfo(ERR, "prose.toml cannot be read or holds an invalid setting"),
     "frontmatter_missing": CodeInfo(ERR, "the file has no YAML frontmatter block"),
     "frontmatter_invalid": CodeInfo(ERR, "the frontmatter is not valid YAML or not a mapping"),
     "frontmatter_unterminated": CodeInfo(ERR, "the frontmatter block is never closed with `---`"),
@@ -172,6 +173,14 @@ CODES: dict[str, CodeInfo] = {
     "structured_backing_missing": CodeInfo(WARN, "a subscribed facet has no structured backing"),
     "canonicalizer_invalid": CodeInfo(ERR, "an explicit canonicalizer block is not a valid spec"),
 }
+
+
+def code_families() -> tuple[str, ...]:
+    """The `prefix*` patterns a setting may name: `*` (every code) and each prefix of a
+    code that ends at an underscore (`wiring_*`, `prosescript_count_*`), sorted.
+    schemas/config.schema.json lists the same (a test keeps them equal)."""
+    prefixes = {code[: i + 1] for code in CODES for i, char in enumerate(code) if char == "_"}
+    return ("*", *sorted(f"{prefix}*" for prefix in prefixes))
 
 
 def make(code: str, message: str, span: Span, fix: Fix | None = None) -> Diagnostic:

@@ -45,7 +45,11 @@ def compile_intent(
     root = resolve_root(path, base)
     if not root.is_dir():
         pytest.fail(f"prosec_compile: {root} is not a directory", pytrace=False)
-    config = config_mod.load(root).with_overrides(strict=strict, offline_tools=offline_tools)
+    try:
+        config = config_mod.load(root)
+    except config_mod.ConfigError as exc:  # the message names the file, each key and line
+        pytest.fail(f"prosec_compile: {exc}", pytrace=False)
+    config = config.with_overrides(strict=strict, offline_tools=offline_tools)
     host = None
     if not offline_tools:
         from .host import SystemHost

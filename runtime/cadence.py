@@ -1,40 +1,89 @@
-"""Self-driven cadences: ISO 8601 intervals (`PT6H`) and five-field cron (`cron:0 9 * * 1-5`)."""
+"""Self-driven cadences, the one grammar: ISO 8601 durations (`PT6H`, `P1M`) and `cron:` schedules.
+
+A duration is `P[nY][nM][nW][nD][T[nH][nM][n[.f]S]]`, longer than zero, each number at
+most six digits; years and months are calendar steps (31 January + `P1M` is the last
+day of February), the other parts fixed lengths. A schedule is `cron:` and the five
+fields minute, hour, day of month, month and weekday (0 or 7 is Sunday), each a comma
+list of `*`, a number or name, or a range, with an optional `/step`; croniter iterates it.
+
+`PATTERN` is this grammar as one regular expression. The compiled-intent schema's
+`$defs/cadence` carries the same string (a test keeps them equal), so a cadence the
+schema accepts is one this module parses, unless its schedule never fires.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Cron", "Interval", "is_due", "parse_cadence"]
+__all__ = ["PATTERN", "Cadence", "Cron", "Interval", "is_due", "parse_cadence"]
 
-_DURATION = re.compile(
-    r"^P(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
-    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>\d+(?:\.\d+)?)S)?)?$"
+_N = r"\d{1,6}"
+_DURATION = (
+    rf"(?=P.*[1-9])P(?=\d|T\d)(?:{_N}Y)?(?:{_N}M)?(?:{_N}W)?(?:{_N}D)?"
+    rf"(?:T(?=\d)(?:{_N}H)?(?:{_N}M)?(?:{_N}(?:\.\d{{1,9}})?S)?)?"
 )
-_NAMES = {
-    **{name: i for i, name in enumerate(("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"))},
-    **{
-        name: i + 1
-        for i, name in enumerate(
-            ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
-        )
-    },
-}
-# (low, high) of minute, hour, day of month, month, day of week (7 is Sunday too)
-_BOUNDS = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
-_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
-_LOOKBACK_DAYS = 400  # a schedule that fires at least once a year is found
+_MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
+_DAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
+
+
+def _names(names: tuple[str, ...]) -> str:
+    return "|".join(form for name in names for form in (name, name.lower(), name.title()))
+
+
+# (field name, its values as a regular expression)
+_FIELDS = (
+    ("minute", r"[0-5]?[0-9]"),
+    ("hour", r"[01]?[0-9]|2[0-3]"),
+    ("day of month", r"0?[1-9]|[12][0-9]|3[01]"),
+    ("month", r"0?[1-9]|1[0-2]|" + _names(_MONTHS)),
+    ("weekday", r"0?[0-7]|" + _names(_DAYS)),
+)
+
+
+def _field(values: str) -> str:
+    item = rf"(?:\*|(?:{values})(?:-(?:{values}))?)(?:/[1-9][0-9]{{0,2}})?"
+    return rf"{item}(?:,{item})*"
+
+
+_CRON = "cron:" + " ".join(_field(values) for _, values in _FIELDS)
+PATTERN = f"^(?:{_DURATION}|{_CRON})$"
+
+_GRAMMAR = re.compile(PATTERN)
+_FIELD_GRAMMAR = tuple(re.compile(_field(values)) for _, values in _FIELDS)
+_PARTS = re.compile(
+    r"P(?:(?P<years>\d+)Y)?(?:(?P<months>\d+)M)?(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
+    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>[\d.]+)S)?)?"
+)
+_REFERENCE = dt.datetime(2000, 1, 1)  # where a schedule is probed for ever firing
 
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """Due when `every` has passed since the last self-render."""
+    """Due when `months` calendar months and then `every` have passed since the last render."""
 
     every: dt.timedelta
+    months: int = 0
+
+    def next_after(self, last: dt.datetime) -> dt.datetime | None:
+        """When the cadence comes round after `last`; None when that is past year 9999."""
+        try:
+            if self.months:
+                from dateutil.relativedelta import relativedelta
+
+                last = last + relativedelta(months=self.months)
+            return last + self.every
+        except (OverflowError, ValueError):
+            return None
 
     def due(self, last: dt.datetime | None, now: dt.datetime) -> bool:
-        return last is None or now >= last + self.every
+        if last is None:
+            return True
+        following = self.next_after(last)
+        return following is not None and now >= following
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,41 +91,23 @@ class Cron:
     """Due when a fire time of the schedule lies after the last self-render.
 
     Times are read in the time zone of `now` (the CLI passes the machine's local time,
-    so `0 9 * * 1-5` is 09:00 on weekdays where prosec runs)."""
+    so `0 9 * * 1-5` is 09:00 on weekdays where prosec runs). Two schedules that fire
+    at the same times compare equal (`fields` is croniter's expansion)."""
 
-    minutes: frozenset[int]
-    hours: frozenset[int]
-    days: frozenset[int]
-    months: frozenset[int]
-    weekdays: frozenset[int]  # 0 = Sunday
-    days_restricted: bool
-    weekdays_restricted: bool
-
-    def _day_matches(self, day: dt.date) -> bool:
-        if day.month not in self.months:
-            return False
-        by_date = day.day in self.days
-        by_weekday = (day.isoweekday() % 7) in self.weekdays
-        if self.days_restricted and self.weekdays_restricted:
-            return by_date or by_weekday  # cron's rule: either restriction may match
-        return by_date and by_weekday
+    expression: str = field(compare=False)
+    fields: tuple[tuple[Any, ...], ...]
 
     def previous_fire(self, now: dt.datetime) -> dt.datetime | None:
-        """The latest fire time at or before `now` (within about a year), else None."""
-        minutes = sorted(self.minutes, reverse=True)
-        hours = sorted(self.hours, reverse=True)
-        for offset in range(_LOOKBACK_DAYS):
-            day = now.date() - dt.timedelta(days=offset)
-            if not self._day_matches(day):
-                continue
-            for hour in hours:
-                if offset == 0 and hour > now.hour:
-                    continue
-                for minute in minutes:
-                    if offset == 0 and hour == now.hour and minute > now.minute:
-                        continue
-                    return dt.datetime.combine(day, dt.time(hour, minute), tzinfo=now.tzinfo)
-        return None
+        """The latest fire time at or before `now`, else None."""
+        from croniter import CroniterBadDateError, croniter
+
+        # croniter's get_prev is strictly before its start: start just after this minute
+        start = now.replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
+        try:
+            fire: dt.datetime = croniter(self.expression, start).get_prev(dt.datetime)
+        except CroniterBadDateError:
+            return None
+        return fire
 
     def due(self, last: dt.datetime | None, now: dt.datetime) -> bool:
         fire = self.previous_fire(now)
@@ -92,21 +123,21 @@ class Cron:
 Cadence = Interval | Cron
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_cadence(text: str) -> Cadence:
-    """`PT6H` / `P1D` / `P1W` → Interval; `cron:M H DOM MON DOW` → Cron; else ValueError."""
+    """`PT6H` / `P1D` / `P1M` → Interval; `cron:M H DOM MON DOW` → Cron; else ValueError."""
     if text.startswith("cron:"):
-        return _parse_cron(text[len("cron:") :])
-    match = _DURATION.match(text)
-    if match is None or text in ("P", "PT") or text.endswith("T"):
+        return _parse_cron(text)
+    if _GRAMMAR.fullmatch(text) is None:
         raise ValueError(
-            f"cadence {text!r} is neither an ISO 8601 duration like 'PT6H' or 'P1D' "
-            "nor 'cron:<minute> <hour> <day> <month> <weekday>'"
+            f"cadence {text!r} is neither an ISO 8601 duration longer than zero, such as "
+            "'PT6H', 'P1D' or 'P1M', nor 'cron:<minute> <hour> <day> <month> <weekday>'"
         )
-    parts = {k: float(v) for k, v in match.groupdict().items() if v is not None}
-    every = dt.timedelta(**parts)
-    if every.total_seconds() <= 0:
-        raise ValueError(f"cadence {text!r} must be longer than zero")
-    return Interval(every)
+    parts = _PARTS.fullmatch(text)
+    assert parts is not None  # the grammar matched
+    amounts = {k: float(v) for k, v in parts.groupdict().items() if v is not None}
+    months = int(amounts.pop("years", 0)) * 12 + int(amounts.pop("months", 0))
+    return Interval(dt.timedelta(**amounts), months)
 
 
 def is_due(cadence: Cadence, last: dt.datetime | None, now: dt.datetime) -> bool:
@@ -114,49 +145,29 @@ def is_due(cadence: Cadence, last: dt.datetime | None, now: dt.datetime) -> bool
     return cadence.due(last, now)
 
 
-def _parse_cron(expression: str) -> Cron:
-    fields = expression.split()
-    if len(fields) != 5:
-        raise ValueError(f"cron {expression!r} needs five fields (minute hour day month weekday)")
-    sets = [_field(value, index) for index, value in enumerate(fields)]
-    weekdays = frozenset(d % 7 for d in sets[4])  # 7 is Sunday as well as 0
-    return Cron(
-        minutes=sets[0],
-        hours=sets[1],
-        days=sets[2],
-        months=sets[3],
-        weekdays=weekdays,
-        days_restricted=fields[2] != "*",
-        weekdays_restricted=fields[4] != "*",
-    )
+def _parse_cron(text: str) -> Cron:
+    expression = text.removeprefix("cron:")
+    fields = expression.split(" ")
+    if len(fields) != len(_FIELDS) or not all(fields):
+        raise ValueError(
+            f"cadence {text!r}: a cron schedule is five fields separated by single spaces "
+            "(minute hour day-of-month month weekday)"
+        )
+    for (name, _), grammar, value in zip(_FIELDS, _FIELD_GRAMMAR, fields, strict=True):
+        if grammar.fullmatch(value) is None:
+            raise ValueError(
+                f"cadence {text!r}: the {name} field {value!r} is not a list of `*`, values, "
+                "ranges and `/step`s within the field's bounds"
+            )
+    assert _GRAMMAR.fullmatch(text) is not None  # the fields are the grammar
+    from croniter import CroniterBadDateError, CroniterError, croniter
 
-
-def _field(text: str, index: int) -> frozenset[int]:
-    low, high = _BOUNDS[index]
-    values: set[int] = set()
-    for part in text.split(","):
-        body, _, step_text = part.partition("/")
-        step = _number(step_text, index) if step_text else 1
-        if step < 1:
-            raise ValueError(f"cron {_FIELDS[index]} step must be at least 1 in {text!r}")
-        if body == "*":
-            start, end = low, high
-        elif "-" in body:
-            first, _, last = body.partition("-")
-            start, end = _number(first, index), _number(last, index)
-        else:
-            start = _number(body, index)
-            end = high if step_text else start
-        if not (low <= start <= high and low <= end <= high and start <= end):
-            raise ValueError(f"cron {_FIELDS[index]} {part!r} is outside {low}-{high}")
-        values.update(range(start, end + 1, step))
-    return frozenset(values)
-
-
-def _number(text: str, index: int) -> int:
-    upper = text.upper()
-    if upper in _NAMES and index in (3, 4):
-        return _NAMES[upper]
-    if not text.isdigit():
-        raise ValueError(f"cron {_FIELDS[index]} {text!r} is not a number")
-    return int(text)
+    try:
+        schedule = croniter(expression, _REFERENCE)
+        schedule.get_next(dt.datetime)
+    except CroniterBadDateError:
+        raise ValueError(f"cadence {text!r}: the schedule never fires") from None
+    except CroniterError as exc:
+        raise ValueError(f"cadence {text!r}: {exc}") from None
+    expanded = tuple(tuple(values) for values in schedule.expanded)
+    return Cron(expression, expanded)

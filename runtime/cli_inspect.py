@@ -64,9 +64,11 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
     RUN is a run id, `latest` (or `latest~N`, N runs before it), ~/id, or a path to a run
     directory (old `.prose/runs/{id}` too).
     """
+    from .config import load_config
     from .inspection import inspect_run
 
     with user_errors():
+        load_config(root.resolve())  # a bad prose.toml fails here as in every command
         legacy = Path(run_ref)
         if (legacy / "state.md").is_file():
             data = inspect_run(legacy)

@@ -18,27 +18,23 @@ callable = "renders.digest:render"
 digest = "P1D"
 ```
 
-Other tables (lint settings, wiring pins) belong to the compiler and are ignored here.
+Other tables (lint settings, wiring pins) belong to the compiler and are ignored here;
+the whole file is checked against schemas/config.schema.json by `project_toml`.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .backends.registry import BACKEND_NAMES
-from .cadence import parse_cadence
+from .project_toml import ConfigError, load
 
-__all__ = ["ConfigError", "RunConfig", "load_config"]
+__all__ = ["BACKENDS", "ConfigError", "RunConfig", "load_config", "run_config"]
 
 BACKENDS = BACKEND_NAMES  # the registry's names (runtime/backends/registry.py)
-
-
-class ConfigError(ValueError):
-    """A prose.toml setting the runtime cannot use; the message names file and key."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,58 +50,21 @@ class RunConfig:
 
 
 def load_config(root: Path) -> RunConfig:
-    """Read `ROOT/prose.toml`; a missing file means every default."""
-    path = root / "prose.toml"
-    if not path.exists():
-        return RunConfig()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8") from exc
-    run = _table(data, "run", path)
-    jobs = run.get("jobs", 2)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ConfigError(f"{path}: [run] jobs must be a positive integer")
-    timeout = run.get("timeout", 600)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise ConfigError(f"{path}: [run] timeout must be a positive number of seconds")
-    backend = run.get("backend", "filesystem")
-    if backend not in BACKENDS:
-        raise ConfigError(f"{path}: [run] backend must be one of {', '.join(BACKENDS)}")
-    renders = _table(data, "render", path)
-    nodes: dict[str, Mapping[str, Any]] = {}
-    default = None
-    for name, table in renders.items():
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [render.{name}] must be a table")
-        if name == "default":
-            default = table
-        else:
-            nodes[name] = table
-    cadence = _table(data, "cadence", path)
-    for name, value in cadence.items():
-        if not isinstance(value, str):
-            raise ConfigError(
-                f"{path}: [cadence] {name} must be a string like 'PT6H' or 'cron:0 9 * * 1-5'"
-            )
-        try:
-            parse_cadence(value)
-        except ValueError as exc:
-            raise ConfigError(f"{path}: [cadence] {name}: {exc}") from None
+    """Read and check `ROOT/prose.toml` (project_toml.load); a missing file means every default."""
+    checked = load(root)
+    return RunConfig() if checked is None else run_config(checked.data)
+
+
+def run_config(data: Mapping[str, Any]) -> RunConfig:
+    """The runtime's settings from an already-checked prose.toml document."""
+    run = data.get("run", {})
+    renders = dict(data.get("render", {}))
+    default = renders.pop("default", None)
     return RunConfig(
-        jobs=jobs,
-        timeout=float(timeout),
-        backend=backend,
+        jobs=run.get("jobs", 2),
+        timeout=float(run.get("timeout", 600)),
+        backend=run.get("backend", "filesystem"),
         render_default=default,
-        render_nodes=nodes,
-        cadence=dict(cadence),
+        render_nodes=renders,
+        cadence=dict(data.get("cadence", {})),
     )
-
-
-def _table(data: Mapping[str, Any], key: str, path: Path) -> Mapping[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{path}: [{key}] must be a table")
-    return value

@@ -4,7 +4,7 @@ compared by value, like jsonschema's errors."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["Problem"]
 
@@ -15,6 +15,8 @@ class Problem:
 
     path: str
     message: str
+    # the same place as keys and indexes, for editors that point at a line; not compared
+    location: tuple[str | int, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"

@@ -10,7 +10,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from .. import config as config_mod
-from ..diagnostics import CODES
+from ..diagnostics import CODES, code_families
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,11 +21,15 @@ def _split_codes(
     if not values:
         return None
     codes = tuple(code.strip() for value in values for code in value.split(",") if code.strip())
+    families = code_families()
     for code in codes:
-        pattern = code[:-1] if code.endswith("*") else None
-        known = any(c.startswith(pattern) for c in CODES) if pattern is not None else code in CODES
-        if not known:
-            raise click.BadParameter(f"unknown diagnostic code {code!r}", ctx=ctx, param=param)
+        # the same rule as prose.toml's [lint] select / ignore (config.schema.json)
+        if code not in CODES and code not in families:
+            raise click.BadParameter(
+                f"{code!r} is not a diagnostic code or a `family_*` prefix of codes",
+                ctx=ctx,
+                param=param,
+            )
     return codes
 
 
@@ -34,7 +38,8 @@ def codes_option(name: str, help_text: str) -> Callable[[F], F]:
 
 
 def load_config(start: Path) -> config_mod.Config:
-    """The project config for `start`, or exit 2 naming the file and setting."""
+    """The project config for `start` (the whole prose.toml checked), or exit 2 naming the
+    file, each bad key and its line."""
     try:
         return config_mod.load(start if start.exists() else Path.cwd())
     except config_mod.ConfigError as exc:
@@ -75,16 +80,6 @@ def project_config(
     if not root.is_dir():
         exit_usage(f"{root}: not a directory")
     config = load_config(root)
-    if config.path is not None:
-        # the whole file, runtime tables included, so a typo fails before anything runs
-        from ..codegen.schemas import problems
-
-        found = problems("config", dict(config.raw))
-        if found:
-            listed = "; ".join(
-                f"{path.removeprefix('$.') or '(top)'}: {msg}" for path, msg in found
-            )
-            exit_usage(f"{config.path}: invalid setting: {listed}")
     return config.with_overrides(
         strict=strict,
         offline_tools=offline_tools,

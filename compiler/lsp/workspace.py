@@ -86,7 +86,7 @@ class Workspace:
         self._listings: dict[Path, tuple[Path, ...]] = {}
         self._disk_texts: dict[Path, tuple[Stamp | None, str | None, Diagnostic | None]] = {}
         self._parsed: dict[Path, _Parsed] = {}
-        self._configs: dict[Path, tuple[Stamp | None, Config, str | None]] = {}
+        self._configs: dict[Path, tuple[Stamp | None, Config, ConfigError | None]] = {}
         self._analyses: dict[Path, tuple[object, Analysis]] = {}
 
     # -- buffers -----------------------------------------------------------------------------
@@ -162,7 +162,8 @@ class Workspace:
         root = root.resolve()
         config_stamp, config, config_error = self._config(root)
         parsed = [p for p in (self._parse(path, root) for path in self._members(root)) if p]
-        key = (config_stamp, config_error, tuple((p.display, p.text) for p in parsed))
+        problem = str(config_error) if config_error is not None else None
+        key = (config_stamp, problem, tuple((p.display, p.text) for p in parsed))
         cached = self._analyses.get(root)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -216,28 +217,30 @@ class Workspace:
         self._parsed[path] = parsed
         return parsed
 
-    def _config(self, root: Path) -> tuple[Stamp | None, Config, str | None]:
+    def _config(self, root: Path) -> tuple[Stamp | None, Config, ConfigError | None]:
         stamp = self.disk.stamp(root / CONFIG_NAME)
         cached = self._configs.get(root)
         if cached is not None and cached[0] == stamp:
             return cached
         try:
-            entry: tuple[Stamp | None, Config, str | None] = (
+            entry: tuple[Stamp | None, Config, ConfigError | None] = (
                 stamp,
                 self.disk.load_config(root),
                 None,
             )
-        except ConfigError as exc:  # a broken prose.toml: defaults, and say why
-            entry = (stamp, Config(root=root), str(exc))
+        except ConfigError as exc:  # a broken prose.toml: defaults, and diagnostics on it
+            entry = (stamp, Config(root=root), exc)
         self._configs[root] = entry
         return entry
 
     def _analyse(
-        self, root: Path, config: Config, config_error: str | None, parsed: list[_Parsed]
+        self, root: Path, config: Config, config_error: ConfigError | None, parsed: list[_Parsed]
     ) -> Analysis:
         files = tuple(p.source for p in parsed if p.source is not None)
         project = Project(files=files)
         found = [d for p in parsed for d in p.diagnostics]
+        if config_error is not None:
+            found += config_diagnostics(config_error)
         found += check_project(project)
         sources = source_root(root, config)
         built = frozenset(p.display for p in parsed if p.path.is_relative_to(sources))
@@ -259,7 +262,7 @@ class Workspace:
         return Analysis(
             root=root,
             config=config,
-            config_error=config_error,
+            config_error=str(config_error) if config_error is not None else None,
             project=project,
             diagnostics=diagnostics,
             topology=topology,
@@ -268,6 +271,27 @@ class Workspace:
             displays={p.path: p.display for p in parsed},
             by_path={k: tuple(v) for k, v in by_path.items()},
         )
+
+
+def config_diagnostics(error: ConfigError) -> list[Diagnostic]:
+    """A prose.toml that cannot be used: one `config_invalid` per problem, on its line."""
+    return [
+        diag.make(
+            "config_invalid",
+            f"{problem.key}: {problem.message}" if problem.key else problem.message,
+            Span(
+                path=CONFIG_NAME,
+                line=problem.line or 1,
+                column=1,
+                end_line=problem.line or 1,
+                end_column=_LINE_END,
+            ),
+        )
+        for problem in error.problems
+    ]
+
+
+_LINE_END = 10_000  # a column past any line's end: editors clamp it, so the whole line shows
 
 
 def normalize(text: str) -> str:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from prosec.runtime import cadence as runtime_cadence
+
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
-from ..ir import Continuity, Contract, Project, Section, WakeSource
+from ..ir import Continuity, Contract, Project, Section, Span, WakeSource
 
 _MODE = re.compile(r"\b(input|self|external)[- ]?driven\b", re.IGNORECASE)
 _SELF_MODE = re.compile(r"\bself[- ]?driven\b", re.IGNORECASE)
@@ -105,8 +107,9 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
     sections = contract.sections_named("continuity")
     if not sections:
         cadence, cadence_text = parse_cadence(_schedule_text(contract))
+        cadence, cadence_text, refused = _keepable(contract, cadence, cadence_text, None)
         continuity = Continuity(wake_source=default, cadence=cadence, cadence_text=cadence_text)
-        return continuity, _unclear_schedule(contract, cadence)
+        return continuity, refused or _unclear_schedule(contract, cadence)
     section = sections[0]
     text = _section_text(section)
     modes = _declared_modes(text)
@@ -130,15 +133,19 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
     else:
         wake = WakeSource.INPUT
     cadence, cadence_text = None, None
+    stated_in: Section | None = section
     if wake is not WakeSource.INPUT:
         # a cadence is read from the self-driven statements when there are any, so an
         # input-driven bullet's "within one business day" is not taken for a clock
         cadence, cadence_text = parse_cadence(_self_text(section) or text)
         if cadence is None:
             cadence, cadence_text = parse_cadence(_schedule_text(contract))
-    if wake is WakeSource.EXTERNAL:
+            stated_in = contract.section("schedule")
+    cadence, cadence_text, refused = _keepable(contract, cadence, cadence_text, stated_in)
+    found.extend(refused)  # a refusal already says what the runtime cannot keep
+    if not refused and wake is WakeSource.EXTERNAL:
         found.extend(_unclear_schedule(contract, cadence))
-    elif wake is WakeSource.SELF and cadence is None:
+    elif not refused and wake is WakeSource.SELF and cadence is None:
         found.append(
             diag.make(
                 "cadence_missing",
@@ -157,6 +164,27 @@ def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
         ),
         found,
     )
+
+
+def _keepable(
+    contract: Contract, cadence: str | None, phrase: str | None, section: Section | None
+) -> tuple[str | None, str | None, list[Diagnostic]]:
+    """The cadence if the runtime's parser accepts it (it is the one grammar), else none and
+    a `cadence_missing` at the section that states it (`section`, else `### Schedule`), so
+    the compiler never emits a cadence `run` refuses."""
+    if cadence is None:
+        return None, None, []
+    try:
+        runtime_cadence.parse_cadence(cadence)
+    except ValueError as exc:
+        stated_in = section or contract.section("schedule")
+        span: Span = stated_in.heading_span if stated_in is not None else contract.span
+        message = (
+            f"`{contract.name}` states the cadence `{phrase}`, which the runtime cannot keep "
+            f"({exc}); say `every 6h`, `daily`, `monthly` or a valid cron expression"
+        )
+        return None, None, [diag.make("cadence_missing", message, span)]
+    return cadence, phrase, []
 
 
 def _self_text(section: Section) -> str:

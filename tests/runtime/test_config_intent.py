@@ -20,17 +20,21 @@ def test_missing_prose_toml_means_defaults(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("[run]\njobs = 0\n", "[run] jobs"),
-        ("[run]\ntimeout = -1\n", "[run] timeout"),
-        ('[run]\nbackend = "redis"\n', "[run] backend"),
-        ("[render]\nx = 1\n", "[render.x]"),
-        ("[cadence]\nx = 1\n", "[cadence] x"),
-        ("[run\n", "prose.toml"),
+        ("[run]\njobs = 0\n", "prose.toml:2: run.jobs: "),
+        ("[run]\ntimeout = -1\n", "prose.toml:2: run.timeout: "),
+        ("[run]\ntimeout = inf\n", "prose.toml:2: run.timeout: "),
+        ("[run]\ntimeout = nan\n", "prose.toml:2: run.timeout: "),
+        ('[run]\nbackend = "redis"\n', "prose.toml:2: run.backend: "),
+        ("[render]\nx = 1\n", "prose.toml:2: render.x: "),
+        ("[cadence]\nx = 1\n", "prose.toml:2: cadence.x: "),
+        ('[cadence]\nx = "cron:0 0 31 4 *"\n', "prose.toml:2: cadence.x: .*never fires"),
+        ("[run\n", "prose.toml:1: invalid TOML"),
     ],
 )
 def test_config_errors_name_the_setting(tmp_path: Path, text: str, needle: str) -> None:
+    # the message is the one every command prints: FILE:LINE: KEY: what is wrong
     (tmp_path / "prose.toml").write_text(text)
-    with pytest.raises(ConfigError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ConfigError, match=needle):
         load_config(tmp_path)
 
 

@@ -107,7 +107,7 @@ def test_missing_manifest_and_bad_config_are_usage_errors(tmp_path: Path) -> Non
     project = Project.create(tmp_path / "p", intent({"a": {}}, []))
     (project.root / "prose.toml").write_text("[run]\njobs = 0\n")
     result = project.prosec("run", ".")
-    assert result.returncode == 2 and "[run] jobs" in result.stderr
+    assert result.returncode == 2 and "prose.toml:2: run.jobs: " in result.stderr
     (project.root / "prose.toml").write_text("")
     os.remove(project.root / "dist/manifest.active.json")
     result = project.prosec("run", ".")

@@ -115,6 +115,10 @@ async def test_prose_toml_changes_reach_open_files(client: Editor, project: Path
     assert "id_missing" in {d.code for d in found}
     (message,) = client.messages
     assert message.type == lsp.MessageType.Warning and "invalid TOML" in message.message
+    # and on prose.toml itself, where the editor shows it
+    (problem,) = await client.diagnostics_of(toml.resolve().as_uri(), after=mark)
+    assert (problem.code, problem.range.start.line) == ("config_invalid", 0)
+    assert problem.severity == lsp.DiagnosticSeverity.Error
 
 
 async def test_shutdown_and_exit(bare: Editor, project: Path) -> None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from prosec.compiler.config import ConfigError, load
 from prosec.compiler.diagnostics import Severity
 from prosec.compiler.lsp.disk import LocalDisk
 from prosec.compiler.lsp.workspace import Workspace, normalize
 
+from ...conftest import CORPUS
 from .helpers import node, write
 
 MAINTAINS = "\n### Maintains\n\nThe truth.\n\n### Tools\n\n(none)\n"
@@ -99,7 +102,21 @@ def test_a_broken_prose_toml_falls_back_to_defaults(tmp_path: Path) -> None:
     root = write(tmp_path, {"a.prose.md": node("a", body=MAINTAINS)}, "[lint\nstrict = ")
     analysis = Workspace(LocalDisk()).analysis(root)
     assert analysis.config_error is not None and "invalid TOML" in analysis.config_error
-    assert [d.code for d in analysis.diagnostics] == ["id_missing"]
+    assert [d.code for d in analysis.diagnostics_for("a.prose.md")] == ["id_missing"]
+    (problem,) = analysis.diagnostics_for("prose.toml")
+    assert (problem.code, problem.span.line) == ("config_invalid", 1)
+
+
+def test_a_bad_setting_is_a_diagnostic_on_its_line_of_prose_toml() -> None:
+    example = CORPUS / "invalid" / "config_invalid"
+    analysis = Workspace(LocalDisk()).analysis(example)
+    assert {d.code for d in analysis.diagnostics} == {"config_invalid"}
+    (problem,) = analysis.diagnostics_for("prose.toml")
+    assert problem.severity is Severity.ERROR
+    assert problem.span.line == 4 and problem.message.startswith("lint.strict: ")
+    # the same words every command prints before it exits 2
+    with pytest.raises(ConfigError, match=r"prose\.toml:4: lint\.strict: "):
+        load(example)
 
 
 def test_unreadable_files_become_diagnostics(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from prosec.compiler.diagnostics import Diagnostic
 from prosec.compiler.ir import Continuity, WakeSource
 from prosec.compiler.parse import parse_source
 from prosec.compiler.passes.continuity import lower, parse_cadence
+from prosec.runtime import cadence as runtime_cadence
 
 INPUT, SELF, EXTERNAL = WakeSource.INPUT, WakeSource.SELF, WakeSource.EXTERNAL
 
@@ -209,3 +210,52 @@ def test_gateway_schedule_without_a_time_is_reported() -> None:
         None,
         ["cadence_missing"],
     )
+
+
+# what the pass emits is checked by the runtime's parser, the one cadence grammar
+@pytest.mark.parametrize(
+    "cadence", sorted({c for _, _, c in FORMS if c} | {"P1M", "cron:5 4 * * sun"})
+)
+def test_every_emitted_cadence_is_one_the_runtime_keeps(cadence: str) -> None:
+    runtime_cadence.parse_cadence(cadence)
+
+
+def test_monthly_lowers_to_a_calendar_month() -> None:
+    continuity, codes = lowered("### Continuity\n\n- self-driven: monthly")
+    assert (continuity.cadence, codes) == ("P1M", [])
+    parsed = runtime_cadence.parse_cadence("P1M")
+    assert isinstance(parsed, runtime_cadence.Interval) and parsed.months == 1
+    assert lowered("### Continuity\n\n- self-driven: every 2 months")[0].cadence == "P2M"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("### Continuity\n\n- self-driven: every 0 days", "longer than zero"),
+        ("### Continuity\n\n- self-driven: every monday at 25:00", "hour field '25'"),
+        ("### Continuity\n\n- self-driven: cron `0 0 31 2 *`", "never fires"),
+    ],
+)
+def test_a_cadence_the_runtime_refuses_is_reported_not_emitted(body: str, reason: str) -> None:
+    text = f"---\nname: n\nkind: responsibility\n---\n\n{body}\n"
+    source, _ = parse_source("src/n.prose.md", text)
+    continuity, found = lower(source.contracts[0])
+    assert (continuity.wake_source, continuity.cadence, continuity.cadence_text) == (
+        SELF,
+        None,
+        None,
+    )
+    (diagnostic,) = found
+    assert diagnostic.code == "cadence_missing" and reason in diagnostic.message
+    assert diagnostic.span.line == 6  # the `### Continuity` heading
+
+
+def test_a_refused_gateway_schedule_is_reported_once_at_the_schedule() -> None:
+    text = (
+        "---\nname: n\nkind: gateway\n---\n\n### Continuity\n\n- external-driven\n\n"
+        "### Schedule\n\n- cron `0 0 30 2 *`\n"
+    )
+    source, _ = parse_source("src/n.prose.md", text)
+    continuity, found = lower(source.contracts[0])
+    assert (continuity.wake_source, continuity.cadence) == (EXTERNAL, None)
+    assert [(d.code, d.span.line) for d in found] == [("cadence_missing", 10)]

@@ -1,0 +1,217 @@
+"""prose.toml, read and checked in one place: the whole file against config.schema.json.
+
+Every command of the compiler and the runtime, the language server and the pytest plugin
+load a project's settings through `load`, so a file one of them accepts the others accept
+too, and a bad one fails everywhere with the same `ConfigError`: the file, each bad key as
+a dotted path (`lint.ignore[0]`, `render.digest.kind`) and, when it can be found, its line.
+The compiler's `Config` and the runtime's `RunConfig` are built from the checked data.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CONFIG_NAME",
+    "ROOT_MARKERS",
+    "ConfigError",
+    "ConfigProblem",
+    "ProjectToml",
+    "dotted",
+    "find_root",
+    "load",
+]
+
+CONFIG_NAME = "prose.toml"
+ROOT_MARKERS = (CONFIG_NAME, "prose.lock")
+SCHEMA = "config.schema.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigProblem:
+    """One bad setting: its dotted key ("" for the file as a whole), what is wrong, its line."""
+
+    key: str
+    message: str
+    line: int | None = None
+
+
+class ConfigError(ValueError):
+    """prose.toml cannot be read or holds an invalid setting (exit 2 in every command).
+
+    Its message has one line per problem, `FILE[:LINE]: KEY: what is wrong`."""
+
+    def __init__(self, path: Path, problems: Sequence[ConfigProblem]) -> None:
+        self.path = path
+        self.problems = tuple(problems)
+        super().__init__("\n".join(_format(path, problem) for problem in self.problems))
+
+
+def _format(path: Path, problem: ConfigProblem) -> str:
+    where = f"{path}:{problem.line}" if problem.line else str(path)
+    return (
+        f"{where}: {problem.key}: {problem.message}"
+        if problem.key
+        else f"{where}: {problem.message}"
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProjectToml:
+    """A prose.toml that passed the checks: its data and where each key is written."""
+
+    path: Path
+    data: Mapping[str, Any]
+    lines: Mapping[str, int]  # dotted key → the line that first mentions it
+
+    def line_of(self, location: Sequence[str | int]) -> int | None:
+        """The line of the key at `location`, else of its nearest enclosing key or table."""
+        return _line_of(self.lines, location)
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding `prose.toml` or `prose.lock`."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for candidate in (start, *start.parents):
+        if any((candidate / marker).is_file() for marker in ROOT_MARKERS):
+            return candidate
+    return None
+
+
+def load(root: Path) -> ProjectToml | None:
+    """The checked `ROOT/prose.toml`; None when there is none; ConfigError when it is bad."""
+    path = (root / CONFIG_NAME).resolve()
+    if not path.exists():
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(path, [ConfigProblem(key="", message=f"cannot read: {reason}")]) from None
+    return check(text, path)
+
+
+def check(text: str, path: Path) -> ProjectToml:
+    """Parse `text` (the content of `path`) and check every key against the config schema."""
+    text = text.removeprefix("\ufeff")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        problem = ConfigProblem(
+            key="", message=f"invalid TOML: {exc}", line=int(found.group(1)) if found else None
+        )
+        raise ConfigError(path, [problem]) from None
+    lines = key_lines(text)
+    problems = _problems(data, lines)
+    if problems:
+        raise ConfigError(path, problems)
+    return ProjectToml(path=path, data=data, lines=lines)
+
+
+def _problems(data: Mapping[str, Any], lines: Mapping[str, int]) -> list[ConfigProblem]:
+    from .cadence import parse_cadence
+    from .schemas import locate
+
+    by_key: dict[tuple[str | int, ...], list[str]] = {}
+    for finding in locate(data, SCHEMA):
+        by_key.setdefault(finding.location, []).append(finding.message)
+    cadences = data.get("cadence")
+    if isinstance(cadences, Mapping):
+        for node, text in cadences.items():
+            if not isinstance(text, str):
+                continue
+            try:
+                parse_cadence(text)
+            except ValueError as exc:  # the grammar's own words, or a schedule that never fires
+                by_key[("cadence", node)] = [str(exc)]
+    problems = [
+        ConfigProblem(key=dotted(location), message=message, line=_line_of(lines, location))
+        for location, messages in by_key.items()
+        for message in messages
+    ]
+    return sorted(problems, key=lambda problem: (problem.line or 0, problem.key, problem.message))
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def dotted(location: Sequence[str | int]) -> str:
+    """`("wiring", "pin", 0, "need")` → `wiring.pin[0].need`; odd keys quoted as TOML does."""
+    out = ""
+    for part in location:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        key = part if _BARE_KEY.fullmatch(part) else '"' + part.replace('"', '\\"') + '"'
+        out += f".{key}" if out else key
+    return out
+
+
+def _line_of(lines: Mapping[str, int], location: Sequence[str | int]) -> int | None:
+    for end in range(len(location), 0, -1):
+        line = lines.get(dotted(location[:end]))
+        if line is not None:
+            return line
+    return None
+
+
+_KEY_PART = r'\s*(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|\'[^\']*\')\s*'
+_KEY = re.compile(rf"{_KEY_PART}(?:\.{_KEY_PART})*")
+_TABLE = re.compile(rf"\[({_KEY.pattern})\]\s*(?:#.*)?$")
+_ARRAY_TABLE = re.compile(rf"\[\[({_KEY.pattern})\]\]\s*(?:#.*)?$")
+_ASSIGNMENT = re.compile(rf"({_KEY.pattern})=")
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """Where each key is written: table headers, `[[array]]` entries (`wiring.pin[1]`) and
+    `key = value` lines, by dotted key. Best effort: values spread over several lines
+    (multi-line strings and arrays) are skipped, not parsed."""
+    lines: dict[str, int] = {}
+    table: tuple[str | int, ...] = ()
+    entries: dict[str, int] = {}  # `[[name]]` headers seen so far
+    in_string = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if in_string:
+            in_string = (line.count('"""') + line.count("'''")) % 2 == 0
+            continue
+        if not line or line.startswith("#"):
+            continue
+        if match := _ARRAY_TABLE.match(line):
+            name = _parts(match.group(1))
+            index = entries.get(dotted(name), 0)
+            entries[dotted(name)] = index + 1
+            table = (*name, index)
+            for end in range(1, len(table) + 1):
+                lines.setdefault(dotted(table[:end]), number)
+        elif match := _TABLE.match(line):
+            table = _parts(match.group(1))
+            for end in range(1, len(table) + 1):
+                lines.setdefault(dotted(table[:end]), number)
+        elif match := _ASSIGNMENT.match(line):
+            key = (*table, *_parts(match.group(1)))
+            for end in range(len(table) + 1, len(key) + 1):
+                lines.setdefault(dotted(key[:end]), number)
+            in_string = (line.count('"""') + line.count("'''")) % 2 == 1
+    return lines
+
+
+def _parts(key: str) -> tuple[str, ...]:
+    """A TOML dotted key (`render."mail.feed".kind`) → its parts, unquoted."""
+    parts = []
+    for match in re.finditer(_KEY_PART, key):
+        part = match.group(0).strip()
+        if part[:1] == '"':
+            part = part[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        elif part[:1] == "'":
+            part = part[1:-1]
+        parts.append(part)
+    return tuple(parts)
