@@ -91,3 +91,28 @@ def test_known_verdicts() -> None:
     assert check_schema({"type": 5}) == "5 is not valid under any of the given schemas"
     assert check_schema({"properties": {"a": {"minLength": -1}}}) is not None
     assert check_schema({"$defs": {"a": {"required": [1]}}}) is not None
+
+
+def test_legacy_dependencies_keyword_resolves_inside_the_flat_meta_schema() -> None:
+    # the meta-schema's `dependencies` refers to `meta/validation#/$defs/stringArray`;
+    # hypothesis found that the flattened form could not resolve it (and tried the network)
+    assert check_schema({"dependencies": {"a": ["b"]}}) is None
+    assert check_schema({"dependencies": {"type": None}}) == reference_message(
+        {"dependencies": {"type": None}}
+    )
+
+
+def reference_message(schema: Any) -> str | None:
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
+def test_a_remote_ref_in_a_truth_schema_is_a_problem_not_a_download() -> None:
+    from prosec.runtime.schemas import validate_with
+
+    found = validate_with({"a": 1}, {"$ref": "http://127.0.0.1:9/schema.json"})
+    assert [p.path for p in found] == ["$"]
+    assert "cannot be resolved offline" in found[0].message
