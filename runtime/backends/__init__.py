@@ -26,7 +26,14 @@ def open_backend(name: str, root: Path, env: Mapping[str, str] | None = None) ->
 
         return SqliteBackend(root / "state" / "prosec.db")
     if name == "postgres":
-        from .postgres import PostgresBackend
+        try:
+            from .postgres import PostgresBackend
+        except ModuleNotFoundError as exc:  # psycopg comes with the `postgres` extra
+            if (exc.name or "").partition(".")[0] != "psycopg":
+                raise
+            raise BackendError(
+                "the PostgreSQL backend needs the 'postgres' extra: pip install 'prosec[postgres]'"
+            ) from None
 
         return PostgresBackend.from_env(root, env or {})
     if name == "in-context":

@@ -1,0 +1,51 @@
+"""The PostgreSQL server the `postgres` tests use: the one at $PROSEC_TEST_POSTGRES_URL
+(default 127.0.0.1:5432, database `test`) when it answers, else a private server started
+with pgserver (bundled PostgreSQL binaries) in a temporary directory and removed after."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+
+URL_VARIABLE = "PROSEC_TEST_POSTGRES_URL"
+DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def probed_url() -> str:
+    return os.environ.get(URL_VARIABLE, DEFAULT_URL)
+
+
+def answers(url: str) -> bool:
+    """Whether a server accepts a connection at `url` within a few seconds."""
+    try:
+        psycopg.connect(url, connect_timeout=3).close()
+    except psycopg.Error:
+        return False
+    return True
+
+
+@contextmanager
+def private_server(directory: Path) -> Iterator[str]:
+    """Start a PostgreSQL server whose data and socket live in `directory`; yield its URL."""
+    import pgserver
+
+    server = pgserver.get_server(directory, cleanup_mode="delete")
+    try:
+        yield server.get_uri("postgres")
+    finally:
+        server.cleanup()
+
+
+@contextmanager
+def postgres_server(scratch: Path) -> Iterator[str]:
+    """The probed server's URL, or a private server's (in `scratch`) when none answers."""
+    url = probed_url()
+    if answers(url):
+        yield url
+        return
+    with private_server(scratch) as private:
+        yield private
