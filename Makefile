@@ -42,7 +42,7 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff check compiler runtime tests
 	$(BIN)/ruff format --check compiler runtime tests
 	$(BIN)/deptry compiler runtime
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-logo
 
 typecheck: $(TEST_STAMP) $(TYPES)/prosec
 	cd $(TYPES) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p prosec.compiler -p prosec.runtime

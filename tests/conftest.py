@@ -76,11 +76,11 @@ def reference_vectors() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_url() -> Iterator[str]:
     """A PostgreSQL URL for this session (one per xdist worker); never printed."""
     from .postgres_server import postgres_server
 
-    with postgres_server(tmp_path_factory.mktemp("postgres")) as url:
+    with postgres_server() as url:
         yield url
 
 

@@ -1,10 +1,15 @@
 """The PostgreSQL server the `postgres` tests use: the one at $PROSEC_TEST_POSTGRES_URL
 (default 127.0.0.1:5432, database `test`) when it answers, else a private server started
-with pgserver (bundled PostgreSQL binaries) in a temporary directory and removed after."""
+with pgserver (bundled PostgreSQL binaries) in a temporary directory and removed after.
+
+The private server's directory is a fresh one directly under the system temp directory,
+not under pytest's: run as root, pgserver starts PostgreSQL as an unprivileged user, which
+must be able to reach it, and pytest keeps its own temp root private to the user."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,23 +34,25 @@ def answers(url: str) -> bool:
 
 
 @contextmanager
-def private_server(directory: Path) -> Iterator[str]:
-    """Start a PostgreSQL server whose data and socket live in `directory`; yield its URL."""
+def private_server() -> Iterator[tuple[str, Path]]:
+    """Start a PostgreSQL server in a new temporary directory (its data and socket);
+    yield its URL and the directory, then stop it and remove the directory."""
     import pgserver
 
+    directory = Path(tempfile.mkdtemp(prefix="prosec-pg-"))
     server = pgserver.get_server(directory, cleanup_mode="delete")
     try:
-        yield server.get_uri("postgres")
+        yield server.get_uri("postgres"), directory
     finally:
         server.cleanup()
 
 
 @contextmanager
-def postgres_server(scratch: Path) -> Iterator[str]:
-    """The probed server's URL, or a private server's (in `scratch`) when none answers."""
+def postgres_server() -> Iterator[str]:
+    """The probed server's URL, or a private server's when none answers."""
     url = probed_url()
     if answers(url):
         yield url
         return
-    with private_server(scratch) as private:
+    with private_server() as (private, _):
         yield private

@@ -199,6 +199,7 @@ _adversarial = st.recursive(
 )
 
 
+@pytest.mark.slow  # 1,500 examples
 @settings(max_examples=1500, deadline=None)
 @given(_adversarial)
 def test_float_fix_up_never_touches_strings(value: Any) -> None:
