@@ -52,9 +52,10 @@ typecheck: $(TEST_STAMP) $(TYPES)/prosec
 test: lint typecheck
 	$(PYTEST) -n auto -m "not conformance and not slow"
 
+# Fails at once, in one line naming the variable, when the upstream data is missing.
 check-upstream:
-	@test -d "$(UPSTREAM)" || { echo "make: UPSTREAM=$(UPSTREAM) does not exist; set UPSTREAM to a checkout of openprose-prose" >&2; exit 2; }
-	@test -f "$(REFERENCE_VECTORS)" || { echo "make: REFERENCE_VECTORS=$(REFERENCE_VECTORS) does not exist; set REFERENCE_VECTORS to the upstream reference-vectors.json" >&2; exit 2; }
+	$(if $(wildcard $(UPSTREAM)/.),,$(error UPSTREAM=$(UPSTREAM) does not exist; set UPSTREAM to a checkout of openprose-prose))
+	$(if $(wildcard $(REFERENCE_VECTORS)),,$(error REFERENCE_VECTORS=$(REFERENCE_VECTORS) does not exist; set REFERENCE_VECTORS to the upstream reference-vectors.json))
 
 # The tests that read the upstream corpus and the reference vectors.
 conformance: check-upstream $(TEST_STAMP)
