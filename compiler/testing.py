@@ -92,8 +92,13 @@ def prosec_compile(request: pytest.FixtureRequest) -> CompileFixture:
 
 
 @pytest.fixture
-def prosec_snapshot(snapshot: Any) -> Any:
+def prosec_snapshot(request: pytest.FixtureRequest) -> Any:
     """syrupy's `snapshot` with the JSON extension: one readable .json file per test."""
-    from syrupy.extensions.json import JSONSnapshotExtension
-
-    return snapshot.use_extension(JSONSnapshotExtension)
+    try:
+        from syrupy.extensions.json import JSONSnapshotExtension
+    except ModuleNotFoundError:  # the plugin loads without it; only this fixture needs it
+        pytest.fail(
+            "prosec_snapshot needs syrupy, from the 'pytest' extra: pip install 'prosec[pytest]'",
+            pytrace=False,
+        )
+    return request.getfixturevalue("snapshot").use_extension(JSONSnapshotExtension)

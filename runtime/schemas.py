@@ -99,7 +99,8 @@ def _json_number(checker: Any, instance: Any) -> bool:
 
 
 # draft 2020-12 with `number` meaning a JSON number, so `timeout = inf` is not "positive"
-_Validator: Any = jsonschema.validators.extend(
+_extend: Any = jsonschema.validators.extend  # untyped in types-jsonschema
+_Validator: Any = _extend(
     jsonschema.Draft202012Validator,
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("number", _json_number),
 )
@@ -263,7 +264,7 @@ def _meta_validator() -> Any:
     merged into one, and each `$dynamicRef: "#meta"` made `$ref: "#"`, which is what it
     resolves to when a schema is checked against the whole meta-schema. Should the
     meta-schema ever take another shape, the original is used."""
-    from jsonschema.validators import SPECIFICATIONS
+    from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
     cls = jsonschema.Draft202012Validator
     top = SPECIFICATIONS.contents(META)

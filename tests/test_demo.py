@@ -8,7 +8,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .conftest import CORPUS, Runner, prosec_bin
+
+pytestmark = pytest.mark.slow  # the whole demo, through the real CLI
 
 NEWSROOM = CORPUS / "newsroom"
 

@@ -39,6 +39,16 @@ def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> 
     hover, go to definition, find references, document and workspace symbols,
     code actions and completion. See the README for editor set-up.
     """
+    try:
+        from ..lsp.server import build
+    except ModuleNotFoundError as exc:  # pygls and lsprotocol come with the `lsp` extra
+        if (exc.name or "").partition(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        click.echo(
+            "prosec: error: the language server needs the 'lsp' extra: pip install 'prosec[lsp]'",
+            err=True,
+        )
+        sys.exit(2)
     if log_file is not None:
         logging.basicConfig(filename=log_file, level=logging.WARNING)
     else:
@@ -46,6 +56,4 @@ def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> 
     if verbose:  # the protocol and the server, not every markdown-it rule
         for name in ("pygls", "prosec"):
             logging.getLogger(name).setLevel(logging.DEBUG)
-    from ..lsp.server import build
-
     build(debounce=debounce_ms / 1000).start_io()

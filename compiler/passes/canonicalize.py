@@ -222,10 +222,11 @@ def _load(content: str, info: str, line: int) -> Any:
 
 
 def _spec_problems(data: Any, lowered: CanonicalizerSpec) -> list[str]:
-    from ..codegen.schemas import problems
+    from prosec.runtime.schemas import validate
 
     found = [
-        f"{path or '(root)'}: {message}" for path, message in problems("canonicalizer-spec", data)
+        f"{f.path or '(root)'}: {f.message}"
+        for f in validate(data, "canonicalizer-spec.schema.json")
     ]
     if not found:
         declared = {f.facet for f in lowered.facets}

@@ -29,7 +29,14 @@ def _sqlite(root: Path, env: Mapping[str, str]) -> Backend:
 
 
 def _postgres(root: Path, env: Mapping[str, str]) -> Backend:
-    from .postgres import PostgresBackend
+    try:
+        from .postgres import PostgresBackend
+    except ModuleNotFoundError as exc:  # psycopg comes with the `postgres` extra
+        if (exc.name or "").partition(".")[0] != "psycopg":
+            raise
+        raise BackendError(
+            "the PostgreSQL backend needs the 'postgres' extra: pip install 'prosec[postgres]'"
+        ) from None
 
     return PostgresBackend.from_env(root, env)
 

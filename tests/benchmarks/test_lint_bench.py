@@ -18,6 +18,8 @@ from prosec.compiler.lint import lint_refs, lint_texts
 from ..conftest import REPO, prosec_bin
 from .timing import byte_compile, median_seconds, process_times, report
 
+pytestmark = pytest.mark.conformance  # every benchmark here reads the upstream corpus
+
 
 @pytest.fixture(scope="module")
 def corpus_files(upstream: Path) -> list[Path]:

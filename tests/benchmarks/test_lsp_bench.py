@@ -144,6 +144,7 @@ async def test_5kb_file_typed_with_the_default_debounce(debounced: Editor, tmp_p
     assert statistics.median(values) < 50
 
 
+@pytest.mark.conformance
 async def test_largest_upstream_file(client: Editor, upstream: Path) -> None:
     await start(client, LARGEST.parent.parent)
     uri = client.open(LARGEST)

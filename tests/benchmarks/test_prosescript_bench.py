@@ -36,6 +36,7 @@ def fences(upstream: Path) -> list[tuple[str, Fence]]:
     return found
 
 
+@pytest.mark.conformance
 def test_parse_every_upstream_fence(fences: list[tuple[str, Fence]]) -> None:
     parser()  # warm: the table loads once per process
     total_bytes = 0

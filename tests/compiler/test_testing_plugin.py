@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..conftest import CORPUS
 
 EXAMPLE = """
@@ -39,6 +41,7 @@ def run_pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # four pytest processes
 def test_snapshot_workflow(tmp_path: Path) -> None:
     shutil.copytree(CORPUS / "wiring-diamond" / "src", tmp_path / "src")
     shutil.copytree(CORPUS / "wiring-cycle" / "src", tmp_path / "broken" / "src")

@@ -13,7 +13,7 @@ from prosec.compiler.diagnostics import CODES
 
 from ..conftest import prosec_bin
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.conformance
 
 RETIRED_KIND_FILES = {
     "tests/open-prose/responsibility-runtime/stargazer-outreach/index.prose.md",

@@ -10,6 +10,8 @@ from prosec.compiler.pipeline import compile_project
 
 from ..conftest import UPSTREAM
 
+pytestmark = pytest.mark.conformance
+
 WIRING = ("wiring_ambiguous", "wiring_unsatisfied", "wiring_self", "facet_not_emitted", "pin_stale")
 
 

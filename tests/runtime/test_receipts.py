@@ -1,10 +1,11 @@
-"""Receipts: hashes, chains, JSON Lines ledgers, torn lines, and the upstream fixtures."""
+"""Receipts: hashes, chains, JSON Lines ledgers, torn lines, and upstream-shaped ledgers
+(the real upstream fixtures are checked in test_upstream_conformance.py)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prosec.runtime.receipts import (
@@ -17,9 +18,7 @@ from prosec.runtime.receipts import (
 from prosec.runtime.schemas import validate
 from prosec.runtime.verify import verify_path
 
-from .conftest import upstream_fixtures
-
-FIXTURES = ("inbox-triage", "contract-redline")
+from .upstream_ledger import tamper_receipt, tamper_version, write_upstream_ledger
 
 
 def make(node: str, prev: str | None, n: int) -> dict:
@@ -76,48 +75,51 @@ def test_broken_chain_is_reported(tmp_path: Path) -> None:
         load_ledger(path, node="a")
 
 
-@pytest.mark.parametrize("fixture", FIXTURES)
-def test_upstream_fixtures_verify(fixture: str) -> None:
-    report = verify_path(upstream_fixtures() / fixture)
+@pytest.fixture
+def ledger(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """An upstream-shaped fixture directory and its receipts."""
+    root = tmp_path / "fixture"
+    return root, write_upstream_ledger(root)
+
+
+def test_upstream_shaped_fixture_verifies(ledger: tuple[Path, list[dict[str, Any]]]) -> None:
+    root, receipts = ledger
+    assert json.loads((root / "receipts.json").read_bytes()) == receipts
+    report = verify_path(root)
     assert report.findings == ()
-    assert report.receipts > 50 and report.versions > 20
+    assert (report.ledgers, report.receipts, report.versions) == (1, 15, 14)
     assert report.ok
 
 
-@pytest.mark.parametrize("fixture", FIXTURES)
-def test_tampered_upstream_receipt_is_located(fixture: str, tmp_path: Path) -> None:
-    copy = tmp_path / fixture
-    shutil.copytree(upstream_fixtures() / fixture, copy)
-    path = copy / "receipts.json"
-    receipts = json.loads(path.read_bytes())
-    target = receipts[7]
-    raw = path.read_bytes()
-    needle = json.dumps(
-        target["input_fingerprints"][0]
-        if target["input_fingerprints"]
-        else target["contract_fingerprint"]
-    ).encode()
-    at = raw.index(needle, raw.index(target["content_hash"].encode()))
-    tampered = bytearray(raw)
-    tampered[at + 10] = ord("0") if tampered[at + 10] != ord("0") else ord("1")
-    path.write_bytes(bytes(tampered))
-    report = verify_path(copy)
+def test_tampered_upstream_shaped_receipt_is_located(
+    ledger: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    root, _ = ledger
+    target = tamper_receipt(root / "receipts.json", 7)
+    report = verify_path(root)
     assert not report.ok
     finding = report.findings[0]
     assert finding.position == "[7]"
     assert finding.node == target["node"]
 
 
-def test_tampered_version_file_is_located(tmp_path: Path) -> None:
-    copy = tmp_path / "fx"
-    shutil.copytree(upstream_fixtures() / "inbox-triage", copy)
-    victim = sorted(copy.rglob("versions/*.bin"))[3]
-    data = bytearray(victim.read_bytes())
-    data[-2] ^= 0x01
-    victim.write_bytes(bytes(data))
-    report = verify_path(copy)
+def test_tampered_version_file_is_located(ledger: tuple[Path, list[dict[str, Any]]]) -> None:
+    root, _ = ledger
+    victim = tamper_version(root)
+    report = verify_path(root)
     assert [f.file for f in report.findings] == [str(victim)]
     assert report.findings[0].node is not None and report.findings[0].node.count(".") == 1
+
+
+def test_a_ledger_file_not_in_canonical_form_is_reported(
+    ledger: tuple[Path, list[dict[str, Any]]],
+) -> None:
+    root, receipts = ledger
+    (root / "receipts.json").write_text(json.dumps(receipts) + "\n")  # same data, spaced
+    report = verify_path(root)
+    assert [f.message for f in report.findings] == [
+        "file is not the canonical JSON form of its receipts"
+    ]
 
 
 def test_tampered_jsonl_ledger_byte(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def _points(analysis: Analysis, display: str) -> list[tuple[int, int]]:
     return points
 
 
-@pytest.mark.slow
+@pytest.mark.conformance
 def test_every_feature_survives_the_upstream_corpus(upstream: Path) -> None:
     workspace = Workspace(LocalDisk(), wiring.wire)
     workspace.folders = [upstream]

@@ -17,6 +17,7 @@ from prosec.compiler.lsp.disk import LocalDisk
 from prosec.compiler.lsp.workspace import Analysis, Workspace
 from prosec.compiler.passes import canonicalize
 
+from ...conftest import CORPUS
 from .client import EDITOR_PROJECT
 from .helpers import node, write
 
@@ -95,12 +96,19 @@ def test_files_outside_the_source_root_are_linted_but_not_wired(tmp_path: Path) 
     assert all(r.subscriber != "idea" for r in analysis.topology.resolutions)  # type: ignore[union-attr]
 
 
-def test_the_caching_wiring_finds_exactly_what_the_build_passes_find(
-    tmp_path: Path, upstream: Path
-) -> None:
+def test_the_caching_wiring_finds_exactly_what_the_build_passes_find() -> None:
+    _check_caching_wiring(CORPUS)
+
+
+@pytest.mark.conformance
+def test_the_caching_wiring_agrees_on_the_upstream_corpus(upstream: Path) -> None:
+    _check_caching_wiring(upstream)
+
+
+def _check_caching_wiring(folder: Path) -> None:
     cached = wiring.Wiring()
     workspace = Workspace(LocalDisk(), cached)
-    workspace.folders = [upstream, EDITOR_PROJECT]
+    workspace.folders = [folder, EDITOR_PROJECT]
     for root in workspace.folder_roots():
         analysis = workspace.analysis(root)
         project = Project(

@@ -11,7 +11,7 @@ from prosec.compiler.discover import discover
 from prosec.compiler.lint import lint_refs
 
 
-@pytest.mark.slow
+@pytest.mark.conformance
 def test_upstream_prosescript_findings(upstream: Path) -> None:
     result = lint_refs(discover([upstream], upstream), Config())
     found = [d for d in result.diagnostics if d.code.startswith("prosescript")]

@@ -43,7 +43,7 @@ def upstream_fences(root: Path) -> list[tuple[str, str, Fence]]:
     return found
 
 
-@pytest.mark.slow
+@pytest.mark.conformance
 def test_every_upstream_fence_parses_or_reports_a_positioned_syntax_error(upstream: Path) -> None:
     fences = upstream_fences(upstream)
     assert len(fences) == 44

@@ -1,9 +1,8 @@
-"""Backend factories for the conformance suite. PostgreSQL must be reachable: tests
-FAIL (never skip) when it is not."""
+"""Backend factories for the conformance suite. PostgreSQL comes from the session's
+`postgres_url` fixture: the server at $PROSEC_TEST_POSTGRES_URL, else a private one."""
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,31 +15,26 @@ from prosec.runtime.backends.incontext import InContextBackend
 from prosec.runtime.backends.postgres import PostgresBackend
 from prosec.runtime.backends.sqlite import SqliteBackend
 
-DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 Factory = Callable[[], Backend]
 
 
-def postgres_url() -> str:
-    return os.environ.get("PROSEC_TEST_POSTGRES_URL", DEFAULT_URL)
-
-
 @pytest.fixture
-def pg_schema() -> Iterator[str]:
+def pg_schema(request: pytest.FixtureRequest, postgres_url: str) -> Iterator[str]:
+    """A fresh schema name, dropped afterwards (parallel runs never share one)."""
+    if request.node.get_closest_marker("postgres") is None:
+        pytest.fail(f"{request.node.nodeid} uses PostgreSQL but is not marked postgres")
     schema = f"prosec_t_{secrets.token_hex(4)}"
-    try:
-        probe = psycopg.connect(postgres_url(), connect_timeout=5)
-    except psycopg.Error as exc:  # fail loudly, naming no connection string
-        pytest.fail(
-            "PostgreSQL is required for the postgres backend tests (127.0.0.1:5432, "
-            f"database test, or $PROSEC_TEST_POSTGRES_URL): {type(exc).__name__}"
-        )
-    probe.close()
     yield schema
-    with psycopg.connect(postgres_url(), autocommit=True) as db:
+    with psycopg.connect(postgres_url, autocommit=True) as db:
         db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-@pytest.fixture(params=BACKEND_NAMES)
+@pytest.fixture(
+    params=[
+        pytest.param(name, marks=pytest.mark.postgres) if name == "postgres" else name
+        for name in BACKEND_NAMES
+    ]
+)
 def factory(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     """A function returning a (new handle on the same) backend store; every registered
     backend runs the suite."""
@@ -51,7 +45,8 @@ def factory(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
         return lambda: SqliteBackend(tmp_path / "state" / "prosec.db")
     if kind == "postgres":
         schema = request.getfixturevalue("pg_schema")
-        return lambda: PostgresBackend(postgres_url(), schema=schema)
+        url = request.getfixturevalue("postgres_url")
+        return lambda: PostgresBackend(url, schema=schema)
     assert kind == "in-context", f"backend {kind!r} has no conformance factory"
     shared = InContextBackend()
     return lambda: shared

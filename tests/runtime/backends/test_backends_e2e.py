@@ -17,7 +17,7 @@ from prosec.runtime.session import Project, open_project
 
 from ..project import Project as Fixture
 from ..project import intent
-from .conftest import Factory, postgres_url
+from .conftest import Factory
 
 EDGES = [("b", "a", "@atomic"), ("c", "a", "@atomic"), ("d", "b", "@atomic"), ("d", "c", "@atomic")]
 
@@ -66,16 +66,17 @@ def test_sqlite_tampering_is_detected(tmp_path: Path) -> None:
         SqliteBackend(db).heads(["a"])
 
 
-def test_postgres_tampering_is_detected(pg_schema: str, tmp_path: Path) -> None:
+@pytest.mark.postgres
+def test_postgres_tampering_is_detected(pg_schema: str, postgres_url: str, tmp_path: Path) -> None:
     fixture = Fixture.create(tmp_path / "p", intent({"a": {}}, []))
-    reconcile(fixture.root, lambda: PostgresBackend(postgres_url(), schema=pg_schema))
-    with psycopg.connect(postgres_url(), autocommit=True) as db:
+    reconcile(fixture.root, lambda: PostgresBackend(postgres_url, schema=pg_schema))
+    with psycopg.connect(postgres_url, autocommit=True) as db:
         db.execute(
             f"UPDATE {pg_schema}.receipt SET line = "
             "convert_to(replace(convert_from(line, 'UTF8'), 'rendered', 'skipped'), 'UTF8')"
         )
     with pytest.raises(BackendError, match="cannot be trusted"):
-        PostgresBackend(postgres_url(), schema=pg_schema).heads(["a"])
+        PostgresBackend(postgres_url, schema=pg_schema).heads(["a"])
 
 
 SECRET_URL = "postgresql://alice:s3cret-pw@127.0.0.1:1/test"
@@ -106,9 +107,12 @@ def test_url_precedence(tmp_path: Path) -> None:
     )
 
 
-def test_cli_with_postgres_never_prints_the_url(pg_schema: str, tmp_path: Path) -> None:
+@pytest.mark.postgres
+def test_cli_with_postgres_never_prints_the_url(
+    pg_schema: str, postgres_url: str, tmp_path: Path
+) -> None:
     fixture = Fixture.create(tmp_path / "p", intent({"a": {}, "b": {}}, [("b", "a", "@atomic")]))
-    env = {"OPENPROSE_POSTGRES_URL": postgres_url(), "OPENPROSE_POSTGRES_SCHEMA": pg_schema}
+    env = {"OPENPROSE_POSTGRES_URL": postgres_url, "OPENPROSE_POSTGRES_SCHEMA": pg_schema}
     first = fixture.prosec("run", ".", "--backend", "postgres", "--json", env=env)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["rendered"] == ["a", "b"]
@@ -116,12 +120,12 @@ def test_cli_with_postgres_never_prints_the_url(pg_schema: str, tmp_path: Path) 
     assert json.loads(second.stdout)["rendered"] == []
     status = fixture.prosec("status", ".", "--backend", "postgres", "--json", env=env)
     outputs = [first, second, status]
-    assert all(postgres_url() not in r.stdout + r.stderr for r in outputs)
+    assert all(postgres_url not in r.stdout + r.stderr for r in outputs)
     assert "$OPENPROSE_POSTGRES_URL" in json.loads(status.stdout)["backend"]
     run_files = "".join(
         p.read_text(errors="replace") for p in (fixture.root / "runs").rglob("*") if p.is_file()
     )
-    assert postgres_url() not in run_files
+    assert postgres_url not in run_files
     bad = fixture.prosec(
         "run", ".", "--backend", "postgres", env={"OPENPROSE_POSTGRES_URL": SECRET_URL}
     )
