@@ -8,9 +8,17 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from .conftest import CORPUS, Runner, prosec_bin
 
 NEWSROOM = CORPUS / "newsroom"
+
+
+@pytest.fixture(autouse=True)
+def build_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's builds keep their cache in the test's directory, not the user's."""
+    monkeypatch.setenv("PROSEC_CACHE_DIR", str(tmp_path / "build-cache"))
 
 
 def _inspect(run_prosec: Runner, root: Path, ref: str) -> dict[str, list[str]]:
