@@ -150,7 +150,7 @@ def _dataclass(cls: type) -> tuple[Encoder, Decoder]:
         if post_init:
             return cls(**{n: d(v) for n, d, v in zip(names, decoders, data, strict=True)})
         # every field is set, so skipping __init__ (twice as slow) builds the same value
-        value = object.__new__(cls)
+        value: Any = object.__new__(cls)
         for set_field, d, v in zip(setters, decoders, data, strict=True):
             set_field(value, d(v))
         return value
