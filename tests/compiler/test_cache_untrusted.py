@@ -13,6 +13,7 @@ import dataclasses
 import pathlib
 import pickle
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import pytest
 from prosec.compiler.cache import LAST_FILE, PARSE_FILE, project_dir
 from prosec.compiler.ir import Contract
 
-from ..conftest import CORPUS, Runner
+from ..conftest import CORPUS, Runner, prosec_bin
 
 MANIFEST = Path("dist") / "manifest.next.json"
 
@@ -55,14 +56,19 @@ def root(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture
-def reference(root: Path, run_prosec: Runner) -> bytes:
-    """The manifest a build without any cache writes (then removed again)."""
-    result = run_prosec("build", root, "--offline-tools", "--no-cache")
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The manifest a build without any cache writes (the same bytes wherever it is built)."""
+    target = tmp_path_factory.mktemp("reference") / "project"
+    shutil.copytree(CORPUS / "wiring-facets", target)
+    result = subprocess.run(
+        [prosec_bin(), "build", str(target), "--offline-tools", "--no-cache"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
-    data = (root / MANIFEST).read_bytes()
-    (root / MANIFEST).unlink()
-    return data
+    return (target / MANIFEST).read_bytes()
 
 
 def plant_pickles(root: Path, cache: Path, marker: Path) -> list[Path]:
