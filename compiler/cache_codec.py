@@ -111,10 +111,10 @@ def _make(hint: Any) -> tuple[Encoder, Decoder]:
         return _union(args)
     if hint is tuple or origin is tuple:
         return _tuple(args)
-    if hint in _MAPPINGS or origin in _MAPPINGS:
-        return _mapping(args or (Any, Any), dict)
-    if isinstance(origin, type) and issubclass(origin, collections.abc.Mapping):
-        return _mapping(args or (Any, Any), origin)  # a concrete immutable mapping type
+    mapping = origin or hint
+    if isinstance(mapping, type) and issubclass(mapping, collections.abc.Mapping):
+        # abstract mappings decode to a dict (what the parser builds), others to themselves
+        return _mapping(args or (Any, Any), dict if mapping in _MAPPINGS else mapping)
     raise TypeError(f"the cache codec does not support the type hint {hint!r}")
 
 
