@@ -41,6 +41,7 @@ _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what orjson writes as a plain number
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 _PRIMITIVES = (str, bool, int, float, type(None))
+_PLAIN = (str, bool, int)
 
 
 class CodecError(ValueError):
@@ -96,10 +97,8 @@ def _make(hint: Any) -> tuple[Encoder, Decoder]:
         return _encode_any, _decode_any
     if hint is None or hint is type(None):
         return _exact(type(None))
-    if hint in (str, bool):
+    if hint in _PLAIN:
         return _exact(hint)
-    if hint is int:
-        return _encode_int, _decode_int
     if hint is float:
         return _encode_float, _decode_float
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
@@ -132,35 +131,58 @@ def _dataclass(cls: type) -> tuple[Encoder, Decoder]:
     fields = _fields(cls)
     names = tuple(name for name, _ in fields)
     size, label = len(names), cls.__name__
-    values: Callable[[Any], Any] = (
-        operator.attrgetter(*names) if size > 1 else (lambda v: (getattr(v, names[0]),))
-    )
+    values = _several(operator.attrgetter, names)
+    # str, bool and int fields are stored as they are, checked in one go (the bulk of the
+    # IR: spans); orjson refuses an int beyond 64 bits, which leaves that entry out
+    plain = [i for i, (_, hint) in enumerate(fields) if hint in _PLAIN]
+    plain_types = tuple(fields[i][1] for i in plain)
+    plain_values = _several(operator.itemgetter, plain)
+    converted: list[tuple[int, Encoder, Decoder]] = []
     setters = [_setter(cls, name) for name in names]
-    encoders: list[Encoder] = []
-    decoders: list[Decoder] = []
 
     def encode(value: Any) -> Any:
         if type(value) is not cls:
             raise CodecError(f"expected {label}, found {type(value).__name__}")
-        return [e(v) for e, v in zip(encoders, values(value), strict=True)]
+        out = list(values(value))
+        if tuple(map(type, plain_values(out))) != plain_types:
+            raise CodecError(f"a field of {label} holds a value of another type")
+        for i, encode_field, _ in converted:
+            out[i] = encode_field(out[i])
+        return out
 
     def decode(data: Any) -> Any:
         if type(data) is not list or len(data) != size:
             raise CodecError(f"expected {label} as a list of {size} fields")
+        if tuple(map(type, plain_values(data))) != plain_types:
+            raise CodecError(f"a field of {label} holds a value of another type")
+        out = list(data)  # a copy: the data read may be written back as it is
+        for i, _, decode_field in converted:
+            out[i] = decode_field(out[i])
         if post_init:
-            return cls(**{n: d(v) for n, d, v in zip(names, decoders, data, strict=True)})
+            return cls(**dict(zip(names, out, strict=True)))
         # every field is set, so skipping __init__ (twice as slow) builds the same value
         value: Any = object.__new__(cls)
-        for set_field, d, v in zip(setters, decoders, data, strict=True):
-            set_field(value, d(v))
+        for set_field, v in zip(setters, out, strict=True):
+            set_field(value, v)
         return value
 
     post_init = hasattr(cls, "__post_init__")
     _ENCODERS[cls], _DECODERS[cls] = encode, decode
-    for _, hint in fields:
-        encoders.append(encoder(hint))
-        decoders.append(decoder(hint))
+    for i, (_, hint) in enumerate(fields):
+        if hint not in _PLAIN:
+            converted.append((i, encoder(hint), decoder(hint)))
     return encode, decode
+
+
+def _several(getter: Callable[..., Callable[[Any], Any]], keys: Any) -> Callable[[Any], Any]:
+    """`operator.attrgetter` / `itemgetter` of `keys` that always returns a tuple."""
+    keys = tuple(keys)
+    if len(keys) > 1:
+        return getter(*keys)
+    if keys:
+        one = getter(keys[0])
+        return lambda value: (one(value),)
+    return lambda value: ()
 
 
 def _setter(cls: type, name: str) -> Callable[[Any, Any], None]:
@@ -347,18 +369,8 @@ def _pairs(data: Any, decode_key: Decoder, decode_value: Decoder) -> dict[Any, A
 # -- numbers and raw values ---------------------------------------------------------------
 
 
-def _encode_int(value: Any) -> Any:
-    if type(value) is not int:
-        raise CodecError(f"expected int, found {type(value).__name__}")
+def _encode_int(value: int) -> Any:
     return value if _INT_MIN <= value <= _INT_MAX else {"int": str(value)}
-
-
-def _decode_int(data: Any) -> Any:
-    if type(data) is int:
-        return data
-    if type(data) is dict and len(data) == 1 and type(data.get("int")) is str:
-        return _big_int(data["int"])
-    raise CodecError("expected int")
 
 
 def _big_int(text: str) -> int:

@@ -176,8 +176,9 @@ def test_a_generic_dataclass_round_trips() -> None:
         (bool, 1),
         (str, None),
         (float, 1),
-        (int, {"int": "12x"}),
-        (int, {"int": "9" * 5000}),
+        (int, {"int": "12"}),  # only raw values tag big integers
+        (Any, {"int": "12x"}),
+        (Any, {"int": "9" * 5000}),
         (float, {"float": "1.0"}),
         (Colour, "green"),
         (Colour, ["red"]),
@@ -221,6 +222,21 @@ def test_data_that_does_not_fit_is_refused(hint: Any, data: Any) -> None:
 def test_values_that_do_not_fit_are_not_encoded(hint: Any, value: Any) -> None:
     with pytest.raises(CodecError):
         encode(hint, value)
+
+
+def test_orjson_refuses_a_typed_int_beyond_64_bits() -> None:
+    """The cache relies on it: such an entry is left out instead of stored wrongly."""
+    with pytest.raises(orjson.JSONEncodeError):
+        orjson.dumps(encode(Span, dataclasses.replace(SPAN, line=2**64)))
+    assert through_json(Any, [2**64, -(2**63) - 1]) == [2**64, -(2**63) - 1]
+
+
+def test_decoding_leaves_the_data_as_it_was() -> None:
+    """The cache writes entries it read back unchanged, so decoding must not touch them."""
+    data = orjson.loads(orjson.dumps(encode(Node, NODE)))
+    before = orjson.dumps(data)
+    decode(Node, data)
+    assert orjson.dumps(data) == before
 
 
 def test_deep_nesting_is_a_recursion_error_not_a_crash() -> None:
