@@ -18,7 +18,6 @@ of a set of root types, so a cache written for another shape of the IR is never 
 from __future__ import annotations
 
 import base64
-import binascii
 import collections.abc
 import dataclasses
 import datetime
@@ -374,13 +373,9 @@ def _encode_int(value: int) -> Any:
 
 
 def _big_int(text: str) -> int:
-    digits = text.removeprefix("-")
-    if not digits.isascii() or not digits.isdigit():
-        raise CodecError("not an integer")
-    try:
-        return int(text)
-    except ValueError:  # more digits than Python converts
-        raise CodecError("integer too long") from None
+    if not text.removeprefix("-").isascii() or not text.removeprefix("-").isdigit():
+        raise ValueError(text)  # int() would also take spaces and underscores
+    return int(text)  # a ValueError beyond Python's digit limit
 
 
 def _encode_float(value: Any) -> Any:
@@ -448,31 +443,18 @@ def _set(kind: type[set[Any]] | type[frozenset[Any]]) -> Callable[[Any], Any]:
     return decode
 
 
-def _text(payload: Any) -> str:
-    if type(payload) is not str:
-        raise CodecError("expected a string")
-    return payload
+def _parsed(parse: Callable[[str], Any], what: str) -> Callable[[Any], Any]:
+    """The decoder of a value stored as text (dates, bytes, big integers)."""
 
+    def decode(payload: Any) -> Any:
+        if type(payload) is not str:
+            raise CodecError(f"expected {what} as a string")
+        try:
+            return parse(payload)
+        except ValueError:  # binascii.Error and UnicodeError included
+            raise CodecError(f"not {what}") from None
 
-def _date(payload: Any) -> datetime.date:
-    try:
-        return datetime.date.fromisoformat(_text(payload))
-    except ValueError:
-        raise CodecError("not a date") from None
-
-
-def _datetime(payload: Any) -> datetime.datetime:
-    try:
-        return datetime.datetime.fromisoformat(_text(payload))
-    except ValueError:
-        raise CodecError("not a datetime") from None
-
-
-def _bytes(payload: Any) -> bytes:
-    try:
-        return base64.b64decode(_text(payload).encode("ascii"), validate=True)
-    except (ValueError, binascii.Error):
-        raise CodecError("not base64") from None
+    return decode
 
 
 _ANY_TAGS: dict[str, Callable[[Any], Any]] = {
@@ -480,11 +462,11 @@ _ANY_TAGS: dict[str, Callable[[Any], Any]] = {
     "tuple": lambda payload: tuple(_items(payload)),
     "set": _set(set),
     "frozenset": _set(frozenset),
-    "int": lambda payload: _big_int(_text(payload)),
+    "int": _parsed(_big_int, "an integer"),
     "float": lambda payload: _decode_float({"float": payload}),
-    "date": _date,
-    "datetime": _datetime,
-    "bytes": _bytes,
+    "date": _parsed(datetime.date.fromisoformat, "a date"),
+    "datetime": _parsed(datetime.datetime.fromisoformat, "a datetime"),
+    "bytes": _parsed(lambda text: base64.b64decode(text.encode("ascii"), validate=True), "bytes"),
 }
 
 
