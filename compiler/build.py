@@ -27,7 +27,7 @@ ACTIVE = "manifest.active.json"
 class BuildOptions:
     check: bool = False  # compare with dist/manifest.next.json instead of writing
     emit_artifacts: bool = False
-    use_cache: bool = True
+    cache_dir: Path | None = None  # the base of build caches (the CLI's choice); None: none
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +52,7 @@ def build(
     dist = root / intent_mod.DIST
     texts, unreadable = read_sources(root, config)
     key = input_key(texts, config)
-    cache = BuildCache.open(dist, config) if options.use_cache else None
+    cache = None if options.cache_dir is None else BuildCache.open(options.cache_dir, root, config)
     up_to_date = _no_op(cache, key, dist, config, host, options)
     if up_to_date is not None:
         return up_to_date
@@ -92,7 +92,8 @@ def build(
             diagnostics=result.diagnostics,
             summary=summary,
         )
-        cache.save({path for path, _ in texts})
+        unsaved = cache.save({path for path, _ in texts})
+        note = f"{note}; {unsaved}" if unsaved else note
     return BuildOutcome(
         status="written",
         diagnostics=result.diagnostics,
@@ -132,7 +133,7 @@ def _no_op(
         status=status,
         diagnostics=cache.last.diagnostics,
         note="nothing changed since the last build",
-        summary=cache.last.summary,
+        summary=dict(cache.last.summary),
     )
 
 

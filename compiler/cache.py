@@ -1,57 +1,56 @@
-"""The incremental build cache in `dist/.cache/`: parsed files and the last build's key.
+"""The incremental build cache: parsed files and the last build's key, as checked JSON data.
 
-Keyed by (file content hash, prosec version, config digest). Loading says why it cannot
-be used, so the build can print the reason it falls back to a full rebuild.
+It lives outside the project, in a folder of the user cache directory named by a digest
+of the project's resolved path (the CLI picks the base directory). Nothing in it is ever
+executed: both files are plain orjson data with a header (cache format and IR layout,
+prosec version, config key), decoded by `cache_codec` against the IR's type hints. Loading
+says why the cache cannot be used, so the build can print the reason it falls back to a
+full rebuild; a damaged or foreign file is such a reason, never an error.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-import pickle
+import re
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from . import __version__
+from .cache_codec import CodecError, decoder, encoder, schema
 from .config import Config
 from .diagnostics import Diagnostic
 from .ir import SourceFile
 from .passes.tools import HostCheck
 
-CACHE_DIR = ".cache"
-LAST_FILE = "last.pickle"
-PARSE_FILE = "parse.pickle"
-FORMAT = 1
-
-
-def config_digest(config: Config) -> str:
-    """Everything in the config that can change compiled output or its diagnostics."""
-    relevant = (
-        config.select,
-        config.ignore,
-        sorted((k, v.value) for k, v in config.severity.items()),
-        config.strict,
-        config.pins,
-        config.offline_tools,
-        config.mcp_registries,
-        config.skill_paths,
-        config.source,
-    )
-    return hashlib.sha256(repr(relevant).encode()).hexdigest()
+LAST_FILE = "last.json"
+PARSE_FILE = "parse.json"
+FORMAT = 2  # 1 was the pickles in dist/.cache/, which are never read
+_HEADER_KEYS = {"format": int, "schema": str, "prosec": str, "config": str}
+_VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,40}")  # printed in a reason, so kept plain
 
 
 def input_key(texts: list[tuple[str, str]], config: Config) -> str:
     """The key of a whole build: every source and its content, the version, the config."""
-    digest = hashlib.sha256(f"{__version__}\0{config_digest(config)}".encode())
+    digest = hashlib.sha256(f"{__version__}\0{config.cache_key()}".encode())
     for path, text in sorted(texts):
         digest.update(f"\0{path}\0".encode())
         digest.update(hashlib.sha256(text.encode()).digest())
     return digest.hexdigest()
 
 
-@dataclass
+def project_dir(base: Path, root: Path) -> Path:
+    """The cache folder of the project at `root` under the cache base directory."""
+    return base / hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LastBuild:
     """What the previous successful build wrote, to recognize a no-op rebuild."""
 
@@ -59,87 +58,218 @@ class LastBuild:
     output_sha: str
     host_checks: tuple[HostCheck, ...]
     diagnostics: tuple[Diagnostic, ...]
-    summary: dict[str, int]
+    summary: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParseEntry:
+    """One parsed source and its own parse diagnostics, for one content digest."""
+
+    digest: str
+    source: SourceFile
+    diagnostics: tuple[Diagnostic, ...]
+
+
+class _Unreadable(Exception):
+    """A cache file that is not what prosec writes (the message says which and why)."""
 
 
 @dataclass
 class BuildCache:
     """Parsed files by (path, content hash), valid for one prosec version and config.
 
-    Two files: `last.pickle` (small: the previous build's key, read on every build) and
-    `parse.pickle` (the parsed sources, read only when something must be compiled).
+    Two files: `last.json` (small: the previous build's key, read on every build) and
+    `parse.json` (the parsed sources, read only when something must be compiled). Entries
+    read from `parse.json` keep their encoded form, so saving re-encodes only new ones.
     """
 
     directory: Path
-    header: tuple[int, str, str] = (FORMAT, __version__, "")
+    header: dict[str, Any]
     last: LastBuild | None = None
     reason: str = ""  # why the cache could not be used ("" when it was loaded)
-    _entries: dict[str, tuple[str, SourceFile, list[Diagnostic]]] | None = None
+    _entries: dict[str, ParseEntry] | None = None
+    _encoded: dict[str, Any] = field(default_factory=dict)  # path → entry as read
 
     @classmethod
-    def open(cls, dist: Path, config: Config) -> BuildCache:
-        cache = cls(directory=dist / CACHE_DIR, header=(FORMAT, __version__, config_digest(config)))
-        data = _load(cache.directory / LAST_FILE)
-        if data is None:
-            cache.reason = "no build cache yet"
-            cache._entries = {}
-            return cache
-        header = data.get("header") if isinstance(data, dict) else None
-        if not isinstance(header, tuple) or len(header) != 3 or header[0] != FORMAT:
-            cache.reason = "the build cache has an old or unreadable format"
-        elif header[1] != __version__:
-            cache.reason = f"prosec changed version ({header[1]} → {__version__})"
-        elif header[2] != cache.header[2]:
-            cache.reason = "prose.toml or the command-line settings changed"
-        else:
-            last = data.get("last")
-            cache.last = last if isinstance(last, LastBuild) else None
-            return cache
-        cache._entries = {}
+    def open(cls, base: Path, root: Path, config: Config) -> BuildCache:
+        """The cache of the project at `root` under `base`, with its last build if usable."""
+        cache = cls(directory=project_dir(base, root), header=_header(config))
+        try:
+            stale, payload = cache._read(LAST_FILE, "last")
+            if not stale:
+                cache.last = _decode_last(payload)
+        except FileNotFoundError:
+            stale = "no build cache yet"
+        except _Unreadable as exc:
+            stale = _unreadable(exc)
+        if stale:
+            cache.reason, cache._entries = stale, {}
         return cache
 
     @property
-    def entries(self) -> dict[str, tuple[str, SourceFile, list[Diagnostic]]]:
+    def entries(self) -> dict[str, ParseEntry]:
         if self._entries is None:
-            data = _load(self.directory / PARSE_FILE)
-            found = data.get("entries") if isinstance(data, dict) else None
-            valid = isinstance(data, dict) and data.get("header") == self.header
-            self._entries = found if valid and isinstance(found, dict) else {}
+            self._entries = {}
+            try:
+                stale, payload = self._read(PARSE_FILE, "entries")
+                if stale:
+                    self.reason = stale
+                else:
+                    self._entries, self._encoded = _decode_entries(payload)
+            except FileNotFoundError:
+                self.reason = f"the build cache is incomplete ({PARSE_FILE} is missing)"
+            except _Unreadable as exc:
+                self.reason = _unreadable(exc)
         return self._entries
 
     def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None:
         entry = self.entries.get(path)
-        if entry is None or entry[0] != digest:
+        if entry is None or entry.digest != digest:
             return None
-        return entry[1], entry[2]
+        return entry.source, list(entry.diagnostics)
 
     def put(self, path: str, digest: str, source: SourceFile, found: list[Diagnostic]) -> None:
-        self.entries[path] = (digest, source, found)
+        self.entries[path] = ParseEntry(digest=digest, source=source, diagnostics=tuple(found))
+        self._encoded.pop(path, None)
 
-    def save(self, keep: set[str]) -> None:
-        """Write both files atomically, forgetting sources no longer in the project."""
-        entries = {p: e for p, e in self.entries.items() if p in keep}
-        self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
-        _dump(self.directory / PARSE_FILE, {"header": self.header, "entries": entries})
-        _dump(self.directory / LAST_FILE, {"header": self.header, "last": self.last})
+    def save(self, keep: set[str]) -> str:
+        """Write both files atomically, forgetting sources no longer in the project.
+
+        Returns "" or why the cache could not be written: a cache is an optimization, so
+        a read-only or full cache directory does not fail the build.
+        """
+        entries = {}
+        for path in sorted(keep & self.entries.keys()):
+            encoded = self._encoded.get(path)
+            if encoded is None:
+                try:
+                    encoded = _encode_entry(self.entries[path])
+                except (CodecError, RecursionError):  # e.g. YAML the codec cannot store
+                    continue  # parsed again next time
+            entries[path] = encoded
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            _write(self.directory / PARSE_FILE, _dump_entries(self.header, entries))
+            last = _encode_last(self.last) if self.last is not None else None
+            _write(self.directory / LAST_FILE, orjson.dumps({"header": self.header, "last": last}))
+        except OSError as exc:
+            return f"the build cache could not be saved ({exc.strerror or exc})"
+        return ""
+
+    def _read(self, name: str, key: str) -> tuple[str, Any]:
+        """(why the file cannot be used or "", its payload); FileNotFoundError when absent."""
+        try:
+            data = orjson.loads((self.directory / name).read_bytes())
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise _Unreadable(f"{name}: {exc.strerror or 'cannot be read'}") from None
+        except orjson.JSONDecodeError:
+            raise _Unreadable(f"{name}: not valid JSON") from None
+        if type(data) is not dict or data.keys() != {"header", key}:
+            raise _Unreadable(f"{name}: not a prosec build cache")
+        return _stale(data["header"], self.header, name), data[key]
 
 
-def _load(path: Path) -> Any:
-    if not path.is_file():
-        return None
+def _header(config: Config) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "schema": _schema(),
+        "prosec": __version__,
+        "config": config.cache_key(),
+    }
+
+
+@functools.cache
+def _schema() -> str:
+    return schema(LastBuild, ParseEntry)
+
+
+def _stale(found: Any, expected: dict[str, Any], name: str) -> str:
+    """Why a well-formed header does not match this build ("" when it does)."""
+    if (
+        type(found) is not dict
+        or found.keys() != _HEADER_KEYS.keys()
+        or any(type(found[k]) is not kind for k, kind in _HEADER_KEYS.items())
+        or not _VERSION.fullmatch(found["prosec"])
+    ):
+        raise _Unreadable(f"{name}: malformed header")
+    if found["format"] != expected["format"]:
+        return "the build cache has an old format"
+    if found["prosec"] != expected["prosec"]:
+        return f"prosec changed version ({found['prosec']} → {expected['prosec']})"
+    if found["schema"] != expected["schema"]:
+        return "the build cache has an old format"
+    if found["config"] != expected["config"]:
+        return "prose.toml or the command-line settings changed"
+    return ""
+
+
+def _unreadable(exc: _Unreadable) -> str:
+    return f"the build cache is unreadable ({exc})"
+
+
+def _encode_last(last: LastBuild) -> Any:
+    return encoder(LastBuild)(last)
+
+
+def _decode_last(payload: Any) -> LastBuild | None:
     try:
-        with path.open("rb") as handle:
-            return pickle.load(handle)
-    except Exception:  # a torn or foreign file is just a cold cache
-        return {"header": None}
+        last = decoder(LastBuild | None)(payload)
+    except CodecError as exc:
+        raise _Unreadable(f"{LAST_FILE}: {exc}") from None
+    except RecursionError:
+        raise _Unreadable(f"{LAST_FILE}: nested too deeply") from None
+    return last if isinstance(last, LastBuild) else None
 
 
-def _dump(path: Path, data: Any) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".cache-", suffix=".tmp")
+def _encode_entry(entry: ParseEntry) -> Any:
+    return encoder(ParseEntry)(entry)
+
+
+def _decode_entries(payload: Any) -> tuple[dict[str, ParseEntry], dict[str, Any]]:
+    """Every entry decoded (all or nothing: one bad entry discredits the file)."""
+    if type(payload) is not dict:
+        raise _Unreadable(f"{PARSE_FILE}: entries are not an object")
+    decode = decoder(ParseEntry)
+    entries: dict[str, ParseEntry] = {}
+    try:
+        for path, encoded in payload.items():
+            entry = decode(encoded)
+            if entry.source.path != path:
+                raise CodecError("an entry is filed under another path")
+            entries[path] = entry
+    except CodecError as exc:
+        raise _Unreadable(f"{PARSE_FILE}: {exc}") from None
+    except RecursionError:
+        raise _Unreadable(f"{PARSE_FILE}: nested too deeply") from None
+    return entries, payload
+
+
+def _dump_entries(header: dict[str, Any], entries: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps({"header": header, "entries": entries})
+    except orjson.JSONEncodeError:  # YAML nested deeper than orjson writes: leave it out
+        kept = {path: e for path, e in entries.items() if _dumps(e)}
+        return orjson.dumps({"header": header, "entries": kept})
+
+
+def _dumps(value: Any) -> bool:
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return False
+    return True
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same directory, fsync, then rename."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

@@ -55,6 +55,29 @@ class Config:
     def with_overrides(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    def cache_key(self) -> str:
+        """A digest of every setting that can change compiled output or its diagnostics.
+
+        Derived from the fields, so a new setting joins the key without anyone listing
+        it. Only `path` is left out: its directory is `root`, its name is always
+        prose.toml and its content is in `raw` and the typed fields. Everything else
+        stays in, runtime tables too: a spurious full rebuild is cheap, a stale manifest
+        is not. The values are hashed, never stored.
+        """
+        import hashlib
+        from dataclasses import fields
+
+        def canonical(value: Any) -> Any:  # equal settings, equal key, whatever the order
+            if isinstance(value, Mapping):
+                return sorted((repr(k), canonical(v)) for k, v in value.items())
+            if isinstance(value, list | tuple):
+                return [canonical(v) for v in value]
+            return value
+
+        relevant = [(f.name, canonical(getattr(self, f.name))) for f in fields(self)]
+        kept = [(name, value) for name, value in relevant if name != "path"]
+        return hashlib.sha256(repr(kept).encode()).hexdigest()
+
     def enabled(self, code: str) -> bool:
         """Whether `code` survives `select` (empty: all) and `ignore`; `prefix*` matches."""
         if self.select and not any(_matches(code, p) for p in self.select):

@@ -17,6 +17,12 @@ pytestmark = pytest.mark.slow  # the whole demo, through the real CLI
 NEWSROOM = CORPUS / "newsroom"
 
 
+@pytest.fixture(autouse=True)
+def build_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's builds keep their cache in the test's directory, not the user's."""
+    monkeypatch.setenv("PROSEC_CACHE_DIR", str(tmp_path / "build-cache"))
+
+
 def _inspect(run_prosec: Runner, root: Path, ref: str) -> dict[str, list[str]]:
     result = run_prosec("inspect", ref, "--json", cwd=root)
     assert result.returncode == 0, result.stderr

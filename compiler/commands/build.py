@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -46,7 +47,9 @@ Progress = Callable[[str, int, int], None]
     metavar="DIR",
     help="A skill directory searched first (repeatable).",
 )
-@click.option("--no-cache", is_flag=True, help="Ignore dist/.cache and rebuild everything.")
+@click.option(
+    "--no-cache", is_flag=True, help="Neither read nor write the build cache; rebuild everything."
+)
 @click.option(
     "--format",
     "fmt",
@@ -78,7 +81,8 @@ def build_command(
     in prose.toml). The pipeline parses, checks, expands patterns, wires needs with
     Forme, lowers canonicalizers and postconditions, fingerprints contracts, validates
     the compiled intent against its schema and writes it atomically. With any error
-    nothing is written. A rebuild reuses dist/.cache and says why when it cannot.
+    nothing is written. A rebuild reuses the build cache (in the user cache directory,
+    or $PROSEC_CACHE_DIR) and says why when it cannot.
 
     \b
     Examples:
@@ -101,7 +105,7 @@ def build_command(
     options = BuildOptions(
         check=check,
         emit_artifacts=config.emit_artifacts if emit_artifacts is None else emit_artifacts,
-        use_cache=not no_cache,
+        cache_dir=None if no_cache else cache_base(),
     )
     try:
         with _progress(quiet) as progress:
@@ -114,6 +118,20 @@ def build_command(
     if not quiet:
         click.echo(_summary(outcome), err=True)
     sys.exit({"written": 0, "up-to-date": 0, "fresh": 0, "internal": 3}.get(outcome.status, 1))
+
+
+def cache_base() -> Path:
+    """Where build caches live: $PROSEC_CACHE_DIR, else the user cache directory.
+
+    Outside the project, as black and ruff do: a file a project tree can hold (a commit,
+    an archive) is never read as a cache.
+    """
+    override = os.environ.get("PROSEC_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("prosec"))
 
 
 @contextmanager

@@ -54,16 +54,21 @@ def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_cold_build_and_noop_rebuild(project_root: Path) -> None:
+def test_cold_build_and_noop_rebuild(
+    project_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     texts = [text for _, text in texts_of(project_root)]
     markdown = MarkdownIt("commonmark", {"html": True}).enable("table")
     tokenize = best_of(3, lambda: [markdown.parse(text) for text in texts])
 
+    cache = tmp_path_factory.mktemp("build-cache")
+
     def clean() -> None:
         shutil.rmtree(project_root / "dist", ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
 
     def once() -> str:
-        return build(project_root, CONFIG, None, BuildOptions()).status
+        return build(project_root, CONFIG, None, BuildOptions(cache_dir=cache)).status
 
     cold = best_of(3, once, before=clean)
     assert once() == "up-to-date"
