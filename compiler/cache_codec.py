@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
+from .frozen import FrozenMap
+
 Encoder = Callable[[Any], Any]
 Decoder = Callable[[Any], Any]
 
@@ -402,8 +404,9 @@ def _encode_any(value: Any) -> Any:
         return _encode_float(value)
     if kind is list:
         return [_encode_any(v) for v in value]
-    if kind is dict:
-        return {"dict": [[_encode_any(k), _encode_any(v)] for k, v in value.items()]}
+    if kind is dict or kind is FrozenMap:
+        pairs = [[_encode_any(k), _encode_any(v)] for k, v in value.items()]
+        return {"dict" if kind is dict else "frozenmap": pairs}
     if kind in (tuple, set, frozenset):
         return {kind.__name__: [_encode_any(v) for v in value]}
     if kind is datetime.datetime or kind is datetime.date:
@@ -459,6 +462,7 @@ def _parsed(parse: Callable[[str], Any], what: str) -> Callable[[Any], Any]:
 
 _ANY_TAGS: dict[str, Callable[[Any], Any]] = {
     "dict": lambda payload: _pairs(payload, _decode_any, _decode_any),
+    "frozenmap": lambda payload: FrozenMap(_pairs(payload, _decode_any, _decode_any)),
     "tuple": lambda payload: tuple(_items(payload)),
     "set": _set(set),
     "frozenset": _set(frozenset),

@@ -109,3 +109,18 @@ def test_find_frontmatter() -> None:
     unclosed = find_frontmatter(["---", "name: a"])
     assert unclosed is not None and not unclosed.closed
     assert find_frontmatter(["name: a"]) is None
+
+
+def test_yaml_nested_too_deep_is_refused_not_a_recursion_error() -> None:
+    deep = load_yaml("a: " + "[" * 150 + "1" + "]" * 150, 2)
+    assert deep.value is None and deep.error is not None
+    assert "nested deeper than 100 levels" in deep.error and deep.error_line == 2
+    assert load_yaml("a: " + "[" * 99 + "1" + "]" * 99, 2).error is None
+
+
+def test_an_alias_bomb_is_refused_before_it_expands() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    bomb = load_yaml("\n".join(lines), 2)
+    assert bomb.value is None and "aliases expanded" in (bomb.error or "")
+    assert load_yaml("a: &x [1, 2]\nb: *x", 2).value == {"a": [1, 2], "b": [1, 2]}
