@@ -8,6 +8,7 @@ import sys
 import click
 
 from . import __version__
+from .commands.errors import ExitCode
 
 # Commands whose modules pull in heavy libraries (networkx, jsonschema, pygls) or the
 # runtime are imported only when invoked, so `prosec lint FILE` starts fast.
@@ -19,16 +20,14 @@ LAZY_COMMANDS: dict[str, str] = {
     "explain": "prosec.compiler.commands.explain:explain_command",
     "graph": "prosec.compiler.commands.graph:graph_command",
     "lsp": "prosec.compiler.commands.lsp:lsp",
-    "run": "prosec.runtime.cli:run",
-    "trigger": "prosec.runtime.cli:trigger",
-    "tick": "prosec.runtime.cli:tick",
-    "resume": "prosec.runtime.cli:resume",
-    "status": "prosec.runtime.cli:status",
-    "inspect": "prosec.runtime.cli:inspect",
-    "receipts": "prosec.runtime.cli:receipts",
+    "run": "prosec.compiler.commands.run:run",
+    "trigger": "prosec.compiler.commands.run:trigger",
+    "tick": "prosec.compiler.commands.run:tick",
+    "resume": "prosec.compiler.commands.run:resume",
+    "status": "prosec.compiler.commands.status:status",
+    "inspect": "prosec.compiler.commands.inspect:inspect",
+    "receipts": "prosec.compiler.commands.receipts:receipts",
 }
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class LazyGroup(click.Group):
@@ -78,10 +77,10 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except KeyboardInterrupt:
         click.echo("prosec: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except Exception as exc:  # a bug, not a user error: say so briefly
         _report_bug(exc)
-        sys.exit(EXIT_INTERNAL)
+        sys.exit(ExitCode.INTERNAL)
 
 
 def _report_bug(exc: BaseException) -> None:

@@ -1,7 +1,9 @@
 """prosec.runtime: canonical JSON, content addresses, receipts, state and the reconciler.
 
 Only the dependency-free canonical layer is re-exported here, so `import prosec.runtime`
-stays cheap for the compiler; the rest lives in its modules (session, executor, cli…).
+stays cheap for the compiler; the rest lives in its modules (session, serve, executor…).
+The runtime is a library: its commands live in prosec.compiler.commands, so it imports
+neither click nor rich.
 """
 
 from .canonical import (

@@ -31,7 +31,19 @@ from .reconciler import (
 from .renders import Renderer, RenderOutcome, RenderRequest
 from .runs import RunDir, utc_now
 
-__all__ = ["Engine", "EngineOptions", "Event", "RunSummary"]
+__all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary"]
+
+# Every point at which the engine calls `EngineOptions.checkpoint`, in commit order: the
+# crash tests kill the runner at each one and expect `prosec resume` to finish the run.
+CRASH_POINTS = (
+    "after-render",
+    "after-version",
+    "after-pending",
+    "after-ledger",
+    "after-run-ledger",
+    "after-publish",
+    "after-log",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from .backends import Backend
+from .config import load_config
 from .intent import Intent
-from .runs import RunDir, runs_in_order
+from .runs import RunDir, resolve_run, runs_in_order
 
-__all__ = ["inspect_run", "list_receipts", "status"]
+__all__ = ["inspect_ref", "inspect_run", "list_receipts", "status"]
 
 _EVENT = re.compile(r"^(?P<n>\d+)(?P<sub>[a-z]?)→ (?P<rest>.*)$")
 
@@ -127,6 +128,17 @@ def inspect_run(path: Path) -> dict[str, Any]:
         "waves": waves,
         "events": events,
     }
+
+
+def inspect_ref(root: Path, ref: str) -> dict[str, Any]:
+    """`inspect_run` of the run `ref` names under ROOT (an id, `latest~N`, a path), or of
+    an old `.prose/runs/{id}` folder at `ref`. ROOT's prose.toml is checked first, as
+    every command checks it."""
+    load_config(root)
+    legacy = Path(ref)
+    if (legacy / "state.md").is_file():
+        return inspect_run(legacy)
+    return inspect_run(resolve_run(root, ref))
 
 
 def _legacy(path: Path) -> dict[str, Any]:

@@ -38,8 +38,24 @@ RUN_LINT_IMPORTS = (
             "def f() -> None:\n    from ..codegen import schemas  # noqa: F401\n",
             "Compiler passes never import code generation",
         ),
+        (
+            "runtime/prompt.py",
+            "import click  # noqa: F401\n",
+            "The runtime never imports click",
+        ),
+        (
+            "runtime/renders/table.py",
+            "def f() -> None:\n    from rich.table import Table  # noqa: F401\n",
+            "The runtime never imports rich",
+        ),
     ],
-    ids=["runtime-lazy-absolute", "runtime-relative", "passes-lazy-codegen"],
+    ids=[
+        "runtime-lazy-absolute",
+        "runtime-relative",
+        "passes-lazy-codegen",
+        "runtime-click",
+        "runtime-lazy-rich-submodule",
+    ],
 )
 def test_a_forbidden_import_breaks_its_contract(
     tmp_path: Path, module: str, source: str, contract: str

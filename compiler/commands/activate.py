@@ -9,7 +9,7 @@ import click
 from prosec.runtime.intent_check import iter_problems
 
 from ..build import ACTIVE, NEXT, write_atomic
-from .common import exit_usage
+from .errors import ExitCode, fail
 from .validate import load_intent
 
 
@@ -25,11 +25,11 @@ def activate_command(root: Path) -> None:
     Exit status: 0 promoted, 1 missing or invalid next manifest, 2 usage error.
     """
     if not root.is_dir():
-        exit_usage(f"{root}: not a directory")
+        fail(f"{root}: not a directory")
     source = root / "dist" / NEXT
     if not source.is_file():
         click.echo(f"prosec: no {source}; run `prosec build` first", err=True)
-        sys.exit(1)
+        sys.exit(ExitCode.FINDINGS)
     document, problems = load_intent(source)
     if not problems:
         problems = list(iter_problems(document))
@@ -37,6 +37,6 @@ def activate_command(root: Path) -> None:
         click.echo(f"{source}: {problem}")
     if problems:
         click.echo(f"prosec: {source} is invalid; nothing activated", err=True)
-        sys.exit(1)
+        sys.exit(ExitCode.FINDINGS)
     target = write_atomic(root / "dist" / ACTIVE, source.read_bytes())
     click.echo(f"prosec: activated {target.relative_to(root).as_posix()}", err=True)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -15,14 +13,21 @@ from ..build import BuildOptions, BuildOutcome, build
 from ..discover import DiscoveryError
 from .common import (
     codes_option,
-    exit_usage,
     offline_option,
     project_config,
     strict_option,
     system_host,
 )
+from .errors import ExitCode, fail
+from .terminal import build_progress
 
-Progress = Callable[[str, int, int], None]
+# outcome.status → exit code; any other status (failed, stale) is ExitCode.FINDINGS
+_EXIT = {
+    "written": ExitCode.OK,
+    "up-to-date": ExitCode.OK,
+    "fresh": ExitCode.OK,
+    "internal": ExitCode.INTERNAL,
+}
 
 
 @click.command(name="build")
@@ -108,16 +113,16 @@ def build_command(
         cache_dir=None if no_cache else cache_base(),
     )
     try:
-        with _progress(quiet) as progress:
+        with build_progress(not quiet and sys.stderr.isatty()) as progress:
             outcome = build(root, config, system_host(root, config), options, progress)
     except DiscoveryError as exc:
-        exit_usage(str(exc))
+        fail(str(exc))
     except OSError as exc:
-        exit_usage(f"cannot write the build output: {exc}")
+        fail(f"cannot write the build output: {exc}")
     sys.stdout.write(report.render(outcome.diagnostics, fmt))
     if not quiet:
         click.echo(_summary(outcome), err=True)
-    sys.exit({"written": 0, "up-to-date": 0, "fresh": 0, "internal": 3}.get(outcome.status, 1))
+    sys.exit(_EXIT.get(outcome.status, ExitCode.FINDINGS))
 
 
 def cache_base() -> Path:
@@ -132,24 +137,6 @@ def cache_base() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("prosec"))
-
-
-@contextmanager
-def _progress(quiet: bool) -> Iterator[Progress | None]:
-    """A rich progress line on stderr, only when stderr is a terminal."""
-    if quiet or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import Progress as Bar
-
-    with Bar(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("build", total=None)
-
-        def update(stage: str, done: int, total: int) -> None:
-            bar.update(task, description=stage, completed=done, total=total)
-
-        yield update
 
 
 def _summary(outcome: BuildOutcome) -> str:

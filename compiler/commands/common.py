@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from .. import config as config_mod
 from ..diagnostics import CODES, code_families
+from .errors import fail, user_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,15 +40,9 @@ def codes_option(name: str, help_text: str) -> Callable[[F], F]:
 def load_config(start: Path) -> config_mod.Config:
     """The project config for `start` (the whole prose.toml checked), or exit 2 naming the
     file, each bad key and its line."""
-    try:
-        return config_mod.load(start if start.exists() else Path.cwd())
-    except config_mod.ConfigError as exc:
-        exit_usage(str(exc))
-
-
-def exit_usage(message: str) -> NoReturn:
-    click.echo(f"prosec: error: {message}", err=True)
-    sys.exit(2)
+    with user_errors():
+        config = config_mod.load(start if start.exists() else Path.cwd())
+    return config
 
 
 def system_host(root: Path, config: config_mod.Config) -> Any:
@@ -78,7 +72,7 @@ def project_config(
 ) -> config_mod.Config:
     """The config of the project at `root` with command-line flags applied (flags win)."""
     if not root.is_dir():
-        exit_usage(f"{root}: not a directory")
+        fail(f"{root}: not a directory")
     config = load_config(root)
     return config.with_overrides(
         strict=strict,

@@ -12,6 +12,7 @@ import click
 from ..ir import Edge, Resolution, Topology, TopologyNode
 from ..passes.forme import need_label
 from .common import strict_option
+from .errors import fail
 from .inspect_common import compile_for_inspection
 
 
@@ -38,8 +39,7 @@ def explain_command(node: str, root: Path, fmt: str, strict: bool | None) -> Non
     target = next((n for n in topology.nodes if n.name == node), None)
     if target is None:
         names = ", ".join(n.name for n in topology.nodes) or "none"
-        click.echo(f"prosec: error: no node `{node}` in {root} (nodes: {names})", err=True)
-        sys.exit(2)
+        fail(f"no node `{node}` in {root} (nodes: {names})")
     data = describe(target, topology)
     if fmt == "json":
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

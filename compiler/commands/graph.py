@@ -9,7 +9,8 @@ import click
 from prosec.runtime.intent_check import iter_problems
 
 from ..codegen import graph as graph_mod
-from .common import exit_usage, strict_option
+from .common import strict_option
+from .errors import fail
 from .inspect_common import compile_for_inspection
 from .validate import load_intent
 
@@ -44,11 +45,11 @@ def graph_command(root: Path, fmt: str, manifest: Path | None, strict: bool | No
     """
     if manifest is not None:
         if not manifest.is_file():
-            exit_usage(f"{manifest}: no such file")
+            fail(f"{manifest}: no such file")
         document, problems = load_intent(manifest)
         problems = problems or list(iter_problems(document))
         if any(p.path.startswith("$.topology") or p.path == "$" for p in problems):
-            exit_usage(f"{manifest}: not a valid compiled intent ({problems[0]})")
+            fail(f"{manifest}: not a valid compiled intent ({problems[0]})")
         graph = graph_mod.from_intent(document)
     else:
         topology = compile_for_inspection(root, strict).unit.topology

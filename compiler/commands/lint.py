@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 
 from .. import report
-from ..discover import DiscoveryError, discover
+from ..discover import discover
 from ..lint import lint_refs
-from .common import codes_option, exit_usage, load_config
+from .common import codes_option, load_config
+from .errors import ExitCode, user_errors
 
 
 @click.command()
@@ -65,14 +66,12 @@ def lint(
     """
     targets = list(paths) or [Path(".")]
     config = load_config(targets[0]).with_overrides(select=select, ignore=ignore, strict=strict)
-    try:
+    with user_errors():
         refs = discover(targets, Path.cwd(), exclude)
-    except DiscoveryError as exc:
-        exit_usage(str(exc))
     result = lint_refs(refs, config)
     sys.stdout.write(report.render(result.diagnostics, fmt))
     if not quiet and fmt == "text":
         click.echo(report.summary(result.diagnostics, len(refs)), err=True)
     if any(d.code == "internal_error" for d in result.diagnostics):
-        sys.exit(3)
-    sys.exit(1 if result.has_errors else 0)
+        sys.exit(ExitCode.INTERNAL)
+    sys.exit(ExitCode.FINDINGS if result.has_errors else ExitCode.OK)

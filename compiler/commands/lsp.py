@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from .errors import fail
+
 
 @click.command()
 @click.option(
@@ -44,11 +46,7 @@ def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> 
     except ModuleNotFoundError as exc:  # pygls and lsprotocol come with the `lsp` extra
         if (exc.name or "").partition(".")[0] not in ("pygls", "lsprotocol"):
             raise
-        click.echo(
-            "prosec: error: the language server needs the 'lsp' extra: pip install 'prosec[lsp]'",
-            err=True,
-        )
-        sys.exit(2)
+        fail("the language server needs the 'lsp' extra: pip install 'prosec[lsp]'")
     if log_file is not None:
         logging.basicConfig(filename=log_file, level=logging.WARNING)
     else:

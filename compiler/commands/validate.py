@@ -11,7 +11,7 @@ import click
 from prosec.runtime.intent_check import iter_problems
 from prosec.runtime.problems import Problem
 
-from .common import exit_usage
+from .errors import ExitCode, fail
 
 
 def load_intent(path: Path) -> tuple[Any, list[Problem]]:
@@ -19,7 +19,7 @@ def load_intent(path: Path) -> tuple[Any, list[Problem]]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        exit_usage(f"{path}: cannot read: {exc}")
+        fail(f"{path}: cannot read: {exc}")
     try:
         return json.loads(text), []
     except ValueError as exc:
@@ -47,7 +47,7 @@ def validate_command(file: Path, fmt: str, quiet: bool) -> None:
     Exit status: 0 valid, 1 problems, 2 unreadable file.
     """
     if not file.is_file():
-        exit_usage(f"{file}: no such file")
+        fail(f"{file}: no such file")
     document, problems = load_intent(file)
     if not problems:
         problems = list(iter_problems(document))
@@ -60,4 +60,4 @@ def validate_command(file: Path, fmt: str, quiet: bool) -> None:
     if not quiet:
         verdict = "valid" if not problems else f"{len(problems)} problem(s)"
         click.echo(f"prosec: {file}: {verdict}", err=True)
-    sys.exit(1 if problems else 0)
+    sys.exit(ExitCode.FINDINGS if problems else ExitCode.OK)

@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from prosec.runtime.cli import CRASH_POINTS
+from prosec.runtime.executor import CRASH_POINTS
 
 from .project import Project, intent
 

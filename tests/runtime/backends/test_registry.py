@@ -1,6 +1,6 @@
 """The backend registry is the one list of backend names: prose.toml's schema, the
-runtime config, the CLI's choices and the stores agree with it, and choosing a store
-imports only that store (psycopg only for postgres)."""
+runtime config and the stores agree with it, and choosing a store imports only that store
+(psycopg only for postgres). The CLI's `--backend` choices: tests/compiler/commands."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import click
 import pytest
-from prosec.runtime import cli
 from prosec.runtime.backends import (
     BACKEND_NAMES,
     DEFAULT_BACKEND,
@@ -48,20 +46,6 @@ def test_config_and_defaults_use_the_registry() -> None:
     assert RunConfig().backend == DEFAULT_BACKEND in BACKEND_NAMES
 
 
-def test_every_backend_option_offers_the_registry() -> None:
-    commands = [getattr(cli, name) for name in cli.__all__]
-    groups = [c for c in commands if isinstance(c, click.Group)]
-    commands += [sub for group in groups for sub in group.commands.values()]
-    choices = [
-        list(param.type.choices)
-        for command in commands
-        for param in command.params
-        if param.name == "backend" and isinstance(param.type, click.Choice)
-    ]
-    assert len(choices) >= 6  # run, trigger, tick, resume, status, receipts list
-    assert all(choice == list(BACKEND_NAMES) for choice in choices)
-
-
 def test_an_unknown_backend_names_the_choices(tmp_path: Path) -> None:
     with pytest.raises(BackendError, match=r"redis.*filesystem, sqlite, postgres, in-context"):
         open_backend("redis", tmp_path)
@@ -70,7 +54,9 @@ def test_an_unknown_backend_names_the_choices(tmp_path: Path) -> None:
 def test_psycopg_is_imported_only_for_postgres(tmp_path: Path) -> None:
     code = (
         "import sys; from pathlib import Path\n"
-        "import prosec.runtime.cli, prosec.runtime.session, prosec.runtime.config\n"
+        "import prosec.compiler.commands.run, prosec.compiler.commands.status\n"
+        "import prosec.compiler.commands.receipts\n"
+        "import prosec.runtime.session, prosec.runtime.config\n"
         "from prosec.runtime.backends import BACKEND_NAMES, open_backend\n"
         "root = Path(sys.argv[1])\n"
         "for name in BACKEND_NAMES:\n"

@@ -1,20 +1,42 @@
-"""Terminal output for the runtime CLI: the progress bar and the status table.
+"""Terminal output: the build and reconcile progress bars and the status table.
 
-The runtime's only user of rich.
+prosec's only user of rich, imported when a bar or table is drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from .executor import Event
+if TYPE_CHECKING:
+    from prosec.runtime.executor import Event
 
-__all__ = ["Progress", "print_status"]
+__all__ = ["BuildProgress", "Progress", "build_progress", "print_status"]
+
+BuildProgress = Callable[[str, int, int], None]
+
+
+@contextmanager
+def build_progress(enabled: bool) -> Iterator[BuildProgress | None]:
+    """A rich progress line on stderr for `prosec build` when enabled; else None."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress as Bar
+
+    with Bar(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("build", total=None)
+
+        def update(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total)
+
+        yield update
 
 
 class Progress:
-    """rich progress on a terminal; silent otherwise."""
+    """The reconcile progress bar: rich progress on a terminal; silent otherwise."""
 
     def __init__(self, enabled: bool) -> None:
         self.progress: Any = None

@@ -1,0 +1,45 @@
+"""`prosec inspect RUN`: what a run rendered, skipped or failed and why, in wave order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .errors import user_errors
+from .runtime_common import echo_json, json_opt, root_opt
+
+__all__ = ["inspect"]
+
+
+@click.command("inspect")
+@click.argument("run_ref", metavar="RUN")
+@root_opt
+@json_opt
+def inspect(run_ref: str, root: Path, as_json: bool) -> None:
+    """Explain a run: what rendered, skipped or failed and why, in wave order.
+
+    RUN is a run id, `latest` (or `latest~N`, N runs before it), ~/id, or a path to a run
+    directory (old `.prose/runs/{id}` too).
+    """
+    from prosec.runtime.inspection import inspect_ref
+
+    with user_errors():
+        data = inspect_ref(root.resolve(), run_ref)
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"run {data['run_id']}: {data['state']}")
+    if data.get("legacy"):
+        for binding in data["bindings"]:
+            click.echo(f"  binding {binding['name']} ({binding['kind']})")
+        return
+    for line in data["header"]:
+        click.echo(f"  {line}")
+    for index, wave in enumerate(data["waves"], start=1):
+        click.echo(f"wave {index} (event {wave['event']}): {', '.join(wave['nodes'])}")
+    for event in data["events"]:
+        click.echo(
+            f"  {event['event']:>4} {event['node']}: {event.get('status', event['marker'])}"
+            f" — {event.get('why', '')}"
+        )

@@ -1,0 +1,82 @@
+"""`prosec receipts list | verify`: the durable receipt chains, and checking any ledger."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from prosec.runtime.backends import BACKEND_NAMES
+
+from .errors import ExitCode, fail, user_errors
+from .runtime_common import echo_json, json_opt, open_root, root_arg
+
+__all__ = ["receipts"]
+
+
+@click.group("receipts")
+def receipts() -> None:
+    """List or verify receipt ledgers."""
+
+
+@receipts.command("list")
+@root_arg
+@click.option("--node", help="Only this node's chain.")
+@click.option("--backend", type=click.Choice(BACKEND_NAMES))
+@json_opt
+def receipts_list(root: Path, node: str | None, backend: str | None, as_json: bool) -> None:
+    """List the durable receipts of every node (or one), oldest first."""
+    from prosec.runtime.inspection import list_receipts
+
+    with user_errors():
+        project = open_root(root, backend)
+        if node is not None and node not in project.intent.nodes:
+            fail(f"--node {node!r} is not a node of the compiled intent")
+        items = list_receipts(project.intent, project.backend, node)
+    if as_json:
+        echo_json(items)
+        return
+    for item in items:
+        click.echo(
+            f"{item['node']}#{item['index']} {item['status']:<8} {item['hash'][7:19]} {item['why']}"
+        )
+
+
+@receipts.command("verify")
+@click.argument("path", type=click.Path(path_type=Path))
+@json_opt
+def receipts_verify(path: Path, as_json: bool) -> None:
+    """Verify ledgers and versions under PATH: a run, state/, a .jsonl, receipts.json, a .bin.
+
+    Every content_hash must recompute, every prev chain hold, every version frame hash
+    to its name and re-encode byte-identically. Exit 1 on any finding.
+    """
+    from prosec.runtime.verify import verify_path
+
+    if not path.exists():
+        fail(f"{path}: no such file or directory")
+    report = verify_path(path)
+    if as_json:
+        echo_json(
+            {
+                "ok": report.ok,
+                "ledgers": report.ledgers,
+                "receipts": report.receipts,
+                "versions": report.versions,
+                "findings": [
+                    {"file": f.file, "position": f.position, "node": f.node, "message": f.message}
+                    for f in report.findings
+                ],
+            }
+        )
+    else:
+        for finding in report.findings:
+            click.echo(str(finding), err=True)
+        click.echo(
+            f"{report.ledgers} ledger(s), {report.receipts} receipt(s), "
+            f"{report.versions} version(s): "
+            f"{'ok' if report.ok else str(len(report.findings)) + ' problem(s)'}"
+        )
+    if report.ledgers + report.versions == 0:
+        fail(f"{path}: no ledgers or versions found to verify")
+    sys.exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)

@@ -1,0 +1,296 @@
+"""`prosec run | trigger | tick | resume`: reconcile the active compiled intent.
+
+Exit codes: 0 ok, 1 a render failed, 2 usage or I/O error (bad flags, missing manifest,
+unreadable state, lock held), 3 internal error. The runtime does the work
+(prosec.runtime.serve); this module parses options, reads the environment and reports.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from prosec.runtime import serve
+from prosec.runtime.backends import BACKEND_NAMES
+from prosec.runtime.executor import CRASH_POINTS, EngineOptions, Event, RunSummary
+from prosec.runtime.renders import parse_cli_binding
+from prosec.runtime.runs import RunDir, resolve_run
+from prosec.runtime.session import Project
+
+from .errors import ExitCode, fail, user_errors
+from .runtime_common import json_opt, open_root, root_arg, root_opt
+from .terminal import Progress
+
+__all__ = ["resume", "run", "tick", "trigger"]
+
+
+def _checkpoint() -> Callable[[str, str], None]:
+    """PROSEC_CRASH_AT=point[:node] kills this process with SIGKILL at that point (tests)."""
+    spec = os.environ.get("PROSEC_CRASH_AT", "")
+    if not spec:
+        return lambda point, node: None
+    point, _, only = spec.partition(":")
+    if point not in CRASH_POINTS:
+        fail(f"PROSEC_CRASH_AT={spec!r}: point must be one of {', '.join(CRASH_POINTS)}")
+
+    def checkpoint(at: str, node: str) -> None:
+        if at == point and (not only or only == node):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return checkpoint
+
+
+def _open(root: Path, backend: str | None, renders: tuple[str, ...]) -> Project:
+    with user_errors():
+        project = open_root(root, backend)
+        cli_bindings: dict[str, dict[str, Any]] = {}
+        for text in renders:
+            node, table = parse_cli_binding(text)
+            cli_bindings[node] = table
+        project.bind_renders(cli_bindings)
+    return project
+
+
+def _options(
+    project: Project, jobs: int | None, timeout: float | None, progress: Progress
+) -> EngineOptions:
+    with user_errors():
+        clocked = serve.clocked_nodes(project)
+    on_event: Callable[[Event], None] = progress
+    if project.backend.ephemeral:
+        from prosec.runtime.backends.incontext import Narrator
+
+        on_event = Narrator(lambda line: click.echo(line, err=True))
+    return EngineOptions(
+        jobs=jobs or project.config.jobs,
+        timeout=timeout or project.config.timeout,
+        checkpoint=_checkpoint(),
+        clocked=clocked,
+        on_event=on_event,
+    )
+
+
+def _report(project: Project, run: RunDir, summary: RunSummary, as_json: bool) -> ExitCode:
+    for warning in project.warnings:
+        click.echo(warning, err=True)
+    code = ExitCode.FINDINGS if summary.failed else ExitCode.OK
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "run_id": run.run_id,
+                    "path": str(run.path),
+                    "waves": summary.waves,
+                    "rendered": summary.rendered,
+                    "skipped": summary.skipped,
+                    "failed": [{"node": n, "error": e, "reason": r} for n, e, r in summary.failed],
+                    "exit_code": int(code),
+                },
+                indent=2,
+            )
+        )
+        return code
+    click.echo(
+        f"run {run.run_id}: {len(summary.rendered)} rendered, {len(summary.skipped)} skipped, "
+        f"{len(summary.failed)} failed in {summary.waves} wave(s)"
+    )
+    for node, error, reason in summary.failed:
+        click.echo(f"  ✗ {node}: {error}: {reason}", err=True)
+    return code
+
+
+def _serve(
+    project: Project,
+    *,
+    kind: str,
+    wakes: list[dict[str, Any]],
+    inputs: dict[str, str],
+    options: EngineOptions,
+    as_json: bool,
+) -> ExitCode:
+    """Serve the wakes (and any queued meanwhile), reporting each run; the worst code."""
+    codes = [ExitCode.OK]
+
+    def report(run: RunDir, summary: RunSummary) -> None:
+        codes.append(_report(project, run, summary, as_json))
+
+    with user_errors():
+        served = serve.serve(
+            project, kind=kind, wakes=wakes, inputs=inputs, options=options, on_run=report
+        )
+    if not served:
+        click.echo("queued: a running reconciler holds the lock and will take this wake")
+    return max(codes)
+
+
+def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--render",
+        "renders",
+        multiple=True,
+        metavar="NODE=KIND:VALUE",
+        help="Bind a render (wins over prose.toml); NODE '*' binds the default.",
+    )(func)
+    func = click.option(
+        "--jobs", type=click.IntRange(min=1), help="Renders in parallel ([run] jobs, else 2)."
+    )(func)
+    func = click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per render."
+    )(func)
+    func = click.option(
+        "--backend",
+        type=click.Choice(BACKEND_NAMES),
+        help="State backend ([run] backend, else filesystem).",
+    )(func)
+    return json_opt(func)
+
+
+def _parse_inputs(inputs: tuple[str, ...]) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for item in inputs:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            fail(f"--input {item!r}: expected NAME=VALUE")
+        given[name] = value
+    return given
+
+
+def _progress(as_json: bool) -> Progress:
+    return Progress(sys.stderr.isatty() and not as_json)
+
+
+@click.command("run")
+@root_arg
+@click.option("--due", is_flag=True, help="Also wake self-driven nodes whose cadence elapsed.")
+@click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="Bind a caller input.")
+@_run_options
+def run(
+    root: Path,
+    due: bool,
+    inputs: tuple[str, ...],
+    renders: tuple[str, ...],
+    jobs: int | None,
+    timeout: float | None,
+    backend: str | None,
+    as_json: bool,
+) -> None:
+    """Reconcile ROOT's active compiled intent: render whatever's memo key changed.
+
+    Creates runs/{id}/ with the run layout; a cold start renders every node, an
+    unchanged re-run renders nothing. Exit 1 when a render failed.
+    """
+    given = _parse_inputs(inputs)
+    project = _open(root, backend, renders)
+    wakes: list[dict[str, Any]] = []
+    if due:
+        with user_errors():
+            # local time: a cron cadence such as `0 9 * * 1-5` means nine o'clock here
+            wakes = serve.due_wakes(project, dt.datetime.now().astimezone())
+    with _progress(as_json) as progress:
+        options = _options(project, jobs, timeout, progress)
+        code = _serve(
+            project, kind="run", wakes=wakes, inputs=given, options=options, as_json=as_json
+        )
+    sys.exit(code)
+
+
+def _no_constant(name: str) -> Any:
+    fail(f"--data: {name} is not a JSON number")
+
+
+def _load_data(text: str) -> Any:
+    raw = text
+    if text.startswith("@"):
+        try:
+            raw = Path(text[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--data {text}: cannot read: {exc}")
+    try:
+        return json.loads(raw, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        fail(f"--data: not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}")
+
+
+@click.command("trigger")
+@click.argument("gateway")
+@click.option("--data", required=True, metavar="JSON|@FILE", help="The external input.")
+@root_opt
+@_run_options
+def trigger(
+    gateway: str,
+    data: str,
+    root: Path,
+    renders: tuple[str, ...],
+    jobs: int | None,
+    timeout: float | None,
+    backend: str | None,
+    as_json: bool,
+) -> None:
+    """Wake GATEWAY with external input (fingerprinted by its content) and propagate."""
+    value = _load_data(data)
+    project = _open(root, backend, renders)
+    with user_errors():
+        serve.enqueue_trigger(project, gateway, value)
+    with _progress(as_json) as progress:
+        options = _options(project, jobs, timeout, progress)
+        code = _serve(
+            project, kind="trigger", wakes=[], inputs={}, options=options, as_json=as_json
+        )
+    sys.exit(code)
+
+
+@click.command("tick")
+@click.argument("node")
+@root_opt
+@_run_options
+def tick(
+    node: str,
+    root: Path,
+    renders: tuple[str, ...],
+    jobs: int | None,
+    timeout: float | None,
+    backend: str | None,
+    as_json: bool,
+) -> None:
+    """Wake NODE as its own cadence would (a self-driven wake: it always renders)."""
+    project = _open(root, backend, renders)
+    with user_errors():
+        serve.enqueue_tick(project, node)
+    with _progress(as_json) as progress:
+        options = _options(project, jobs, timeout, progress)
+        code = _serve(project, kind="tick", wakes=[], inputs={}, options=options, as_json=as_json)
+    sys.exit(code)
+
+
+@click.command("resume")
+@click.argument("run_ref", metavar="RUN")
+@root_opt
+@_run_options
+def resume(
+    run_ref: str,
+    root: Path,
+    renders: tuple[str, ...],
+    jobs: int | None,
+    timeout: float | None,
+    backend: str | None,
+    as_json: bool,
+) -> None:
+    """Continue an interrupted run from its ledger, finishing the wave a crash cut."""
+    project = _open(root, backend, renders)
+    with user_errors():
+        run_dir = RunDir(resolve_run(root, run_ref))
+        if run_dir.finished():
+            click.echo(f"run {run_dir.run_id} already finished ({run_dir.finished()})")
+            sys.exit(ExitCode.OK)
+    with _progress(as_json) as progress:
+        options = _options(project, jobs, timeout, progress)
+        with user_errors():
+            summary = serve.resume(project, run_dir, options)
+    sys.exit(_report(project, run_dir, summary, as_json))

@@ -1,0 +1,46 @@
+"""Options and helpers shared by the runtime commands (run, trigger, tick, resume, status,
+inspect, receipts)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from prosec.runtime.session import Project, open_project
+
+__all__ = ["echo_json", "json_opt", "open_root", "root_arg", "root_opt"]
+
+
+def open_root(root: Path, backend: str | None) -> Project:
+    """ROOT's settings, active compiled intent and state backend; the backend may read
+    its connection string from this process's environment."""
+    return open_project(root, backend=backend, env=dict(os.environ))
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def root_arg(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("root", required=False, default=".", type=click.Path(path_type=Path))(
+        func
+    )
+
+
+def root_opt(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--root",
+        "root",
+        default=".",
+        type=click.Path(path_type=Path),
+        show_default=True,
+        help="The OpenProse root.",
+    )(func)
+
+
+def json_opt(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(func)

@@ -1,0 +1,160 @@
+"""Serving wakes under the runner lock: reconcile, then drain the inbox; resume a cut run.
+
+The runtime half of `prosec run | trigger | tick | resume`: which wakes a command makes,
+how a runner takes the state lock, recovers, creates and finishes runs, and serves wakes
+other processes queued meanwhile. The CLI parses options, reports, and picks the exit code.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .canonical import token
+from .executor import EngineOptions, RunSummary
+from .reconciler import Wake
+from .runs import RunDir
+from .session import Project, SessionError
+
+__all__ = [
+    "LOCK_HELD",
+    "clocked_nodes",
+    "due_wakes",
+    "enqueue_tick",
+    "enqueue_trigger",
+    "reconcile",
+    "resume",
+    "serve",
+]
+
+LOCK_HELD = "another prosec runner holds this root's state lock; try again later"
+
+OnRun = Callable[[RunDir, RunSummary], None]
+
+
+def clocked_nodes(project: Project) -> frozenset[str]:
+    """The nodes with a cadence (their renders are timed for `--due`)."""
+    return frozenset(n for n in project.intent.order if project.cadence(n) is not None)
+
+
+def due_wakes(project: Project, now: dt.datetime) -> list[dict[str, Any]]:
+    """A self-driven wake for every node whose cadence elapsed by `now`."""
+    return [{"node": n, "source": "self", "refs": []} for n in project.due_nodes(now)]
+
+
+def enqueue_trigger(project: Project, gateway: str, value: Any) -> None:
+    """Queue an external wake of `gateway` carrying `value`, fingerprinted by its content."""
+    node = project.intent.nodes.get(gateway)
+    if node is None:
+        raise SessionError(f"trigger: {gateway!r} is not a node of the compiled intent")
+    if gateway not in project.intent.entry_points and node.wake_source != "external":
+        raise SessionError(
+            f"trigger: {gateway!r} is not a gateway (no entry point, wake_source not external)"
+        )
+    project.backend.enqueue(
+        {"node": gateway, "source": "external", "refs": [token(value)], "data": value}
+    )
+
+
+def enqueue_tick(project: Project, node: str) -> None:
+    """Queue a self-driven wake of `node`, as its own cadence would."""
+    if node not in project.intent.nodes:
+        raise SessionError(f"tick: {node!r} is not a node of the compiled intent")
+    project.backend.enqueue({"node": node, "source": "self", "refs": []})
+
+
+def reconcile(
+    project: Project,
+    *,
+    kind: str,
+    wakes: list[dict[str, Any]],
+    all_nodes: bool,
+    inputs: Mapping[str, str],
+    options: EngineOptions,
+) -> tuple[RunDir, RunSummary]:
+    """Holding the lock: recover, create the run, bind inputs, reconcile, end the log."""
+    project.recover()
+    wakes = wakes + project.backend.drain()
+    for wake in wakes:
+        if wake.get("source") == "external" and "data" in wake:
+            project.backend.put_value(f"external.{wake['node']}", {"data": wake["data"]})
+    run = project.create_run(kind, wakes, project.upstream_runs(inputs))
+    project.bind_caller(run, inputs, run.last_event())
+    engine = project.engine(options)
+    pending = set(project.intent.order) if all_nodes else set()
+    merged: dict[str, Wake] = {}
+    for item in wakes:
+        arrived = Wake(source=str(item["source"]), refs=frozenset(item.get("refs", [])))
+        node = str(item["node"])
+        merged[node] = merged[node].merge(arrived) if node in merged else arrived
+        pending.add(node)
+    summary = engine.reconcile(run, pending, merged)
+    project.finish(run, summary)
+    return run, summary
+
+
+def serve(
+    project: Project,
+    *,
+    kind: str,
+    wakes: list[dict[str, Any]],
+    inputs: Mapping[str, str],
+    options: EngineOptions,
+    on_run: OnRun,
+) -> bool:
+    """Run one reconcile, then serve wakes that were queued while we held the lock.
+
+    `on_run` sees each run as it ends. Returns False when another runner holds the lock
+    and will take the queued wake; a `run` (kind "run", every node) cannot be queued and
+    raises SessionError instead.
+
+    Queuers write their wake first and try the lock second; we release the lock first
+    and look at the inbox second, so no queued wake is ever stranded.
+    """
+    all_nodes = kind == "run"
+    if not project.backend.try_lock():
+        if all_nodes:
+            raise SessionError(LOCK_HELD)
+        return False
+    try:
+        run, summary = reconcile(
+            project, kind=kind, wakes=wakes, all_nodes=all_nodes, inputs=inputs, options=options
+        )
+    finally:
+        project.backend.unlock()
+    _ended(project, run, summary, on_run)
+    while project.backend.try_lock():
+        try:
+            queued = project.backend.drain()
+            if not queued:
+                break
+            run, summary = reconcile(
+                project, kind="inbox", wakes=queued, all_nodes=False, inputs={}, options=options
+            )
+        finally:
+            project.backend.unlock()
+        _ended(project, run, summary, on_run)
+    return True
+
+
+def resume(project: Project, run: RunDir, options: EngineOptions) -> RunSummary:
+    """Continue an interrupted run from its ledger, finishing the wave a crash cut."""
+    if not project.backend.try_lock():
+        raise SessionError(LOCK_HELD)
+    try:
+        project.recover()
+        pending, wakes = project.resume_plan(run)
+        summary = project.engine(options).reconcile(run, pending, wakes)
+        project.finish(run, summary)
+    finally:
+        project.backend.unlock()
+    return summary
+
+
+def _ended(project: Project, run: RunDir, summary: RunSummary, on_run: OnRun) -> None:
+    on_run(run, summary)
+    if project.backend.ephemeral:
+        # in-context runs keep nothing: drop their temporary run folder once reported
+        shutil.rmtree(run.path.parent, ignore_errors=True)
