@@ -46,6 +46,14 @@ class LazyGroup(click.Group):
             raise TypeError(f"{LAZY_COMMANDS[cmd_name]} is not a click command")
         return loaded
 
+    def invoke(self, ctx: click.Context) -> object:
+        # click would turn Ctrl-C into "Aborted!" and exit 1; a shell expects 128 + SIGINT
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("prosec: interrupted", err=True)
+            ctx.exit(ExitCode.INTERRUPTED)
+
 
 @click.group(
     cls=LazyGroup,

@@ -118,3 +118,20 @@ def test_only_the_printer_spells_the_error_prefix() -> None:
         if "prosec: error" in path.read_text(encoding="utf-8")
     )
     assert spelled == ["compiler/commands/errors.py"]
+
+
+def test_ctrl_c_exits_130_not_clicks_aborted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import prosec.compiler.commands.lint as lint_module
+    from prosec.compiler.cli import main
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lint_module, "lint_refs", interrupted)
+    (tmp_path / "a.prose.md").write_text("---\nname: a\nkind: function\n---\n# A\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["lint", str(tmp_path)])
+    assert exit_info.value.code == 130
+    assert capsys.readouterr().err == "prosec: interrupted\n"
