@@ -178,6 +178,7 @@ class PendingRecord(TypedDict):
 # tuples compare by equality, so an unhashable value is simply not a member
 _STATUSES = tuple(ReceiptStatus)
 _SOURCES = tuple(WakeSource)
+_MISSING = object()
 _RECEIPT_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("schema", str),
     ("hash_algorithm", str),
@@ -185,13 +186,13 @@ _RECEIPT_FIELDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
     ("prev", (str, type(None))),
     ("node", str),
     ("contract_fingerprint", str),
-    ("wake", Mapping),
+    ("wake", dict),
     ("input_fingerprints", list),
-    ("fingerprints", Mapping),
-    ("semantic_diff", Mapping),
+    ("fingerprints", dict),
+    ("semantic_diff", dict),
     ("status", str),
-    ("cost", Mapping),
-    ("sig", Mapping),
+    ("cost", dict),
+    ("sig", dict),
 )
 
 
@@ -201,10 +202,8 @@ def receipt_problem(value: object) -> str | None:
     if not isinstance(value, Mapping):
         return "not a JSON object"
     for name, kind in _RECEIPT_FIELDS:
-        if name not in value:
-            return f"no `{name}`"
-        if not isinstance(value[name], kind):
-            return f"`{name}` is not {_json_type(kind)}"
+        if not isinstance(value.get(name, _MISSING), kind):
+            return f"`{name}` is not {_json_type(kind)}" if name in value else f"no `{name}`"
     if value["status"] not in _STATUSES:
         return f"status {value['status']!r} is not one of {', '.join(ReceiptStatus)}"
     return _wake_source_problem(value["wake"], "wake.source") or _refs_problem(
@@ -264,6 +263,6 @@ def _refs_problem(wake: Mapping[str, Any], where: str, *, required: bool) -> str
 
 
 def _json_type(kind: type | tuple[type, ...]) -> str:
-    names = {str: "a string", list: "an array", Mapping: "an object", type(None): "null"}
+    names = {str: "a string", list: "an array", dict: "an object", type(None): "null"}
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names.get(k, k.__name__) for k in kinds)
