@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+# the runtime owns the wake-source vocabulary; re-exported for the passes and rules
+from prosec.runtime.protocol import WakeSource as WakeSource
+
 from .frozen import FrozenMap
 
 ATOMIC_FACET = "@atomic"
@@ -52,12 +55,6 @@ class ClauseKind(StrEnum):
     MATERIAL = "material"
     POSTCONDITION = "postcondition"
     FRESHNESS = "freshness"
-
-
-class WakeSource(StrEnum):
-    INPUT = "input"
-    SELF = "self"
-    EXTERNAL = "external"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

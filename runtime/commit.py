@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .backends.base import Backend
 from .canonical import content_address, encode_frame
@@ -27,6 +26,7 @@ from .canonicalizer import fingerprint
 from .fsio import PathEscapeError, read_tree
 from .intent import NodeIntent
 from .postconditions import check, read_attestation
+from .protocol import PendingRecord, Receipt, ReceiptStatus, SemanticDiff
 from .reconciler import NodeHead, moved_facets
 from .renders import RenderOutcome
 from .runs import RunDir
@@ -37,7 +37,7 @@ __all__ = ["commit_and_sign", "evaluate"]
 
 def evaluate(
     spec: NodeIntent, head: NodeHead, run: RunDir, outcome: RenderOutcome
-) -> tuple[str, dict[str, str], dict[str, bytes] | None, dict[str, Any]]:
+) -> tuple[ReceiptStatus, dict[str, str], dict[str, bytes] | None, SemanticDiff]:
     """Judge a finished render: status, fingerprints, files to publish (rendered only)
     and semantic_diff. A render failure, `__error.md`, an unreadable artifact, a
     postcondition violation or a missing attestation is `failed` (prior tokens kept);
@@ -49,13 +49,13 @@ def evaluate(
     if outcome.ok and error_file.exists():
         outcome = RenderOutcome(ok=False, error=_error_name(error_file), detail="__error.md")
     if not outcome.ok:
-        return "failed", prior, None, _failure(outcome.error or "error", outcome.detail)
+        return ReceiptStatus.FAILED, prior, None, _failure(outcome.error or "error", outcome.detail)
     try:
         files = read_tree(run.staging(node))
         content_address(files)  # every path must normalize and encode
         truth = build_truth(files)
     except (ValueError, PathEscapeError) as exc:  # TruthError, PathError, bad encodings
-        return "failed", prior, None, _failure("invalid-artifact", str(exc))
+        return ReceiptStatus.FAILED, prior, None, _failure("invalid-artifact", str(exc))
     tokens = fingerprint(spec.spec, truth.value, spec.facets, finite=True)
     attested, problem = read_attestation(workspace)
     violations = check(spec.validator, truth.value, attested)
@@ -65,18 +65,18 @@ def evaluate(
         reason = "; ".join(str(v) for v in violations)
         if problem:
             reason += f"; {problem}"
-        return "failed", prior, None, _failure(name, reason)
+        return ReceiptStatus.FAILED, prior, None, _failure(name, reason)
     moved = moved_facets(prior, tokens, spec.facets)
     if not moved:
-        return "skipped", tokens, None, {}
-    return "rendered", tokens, files, {"changed": moved}
+        return ReceiptStatus.SKIPPED, tokens, None, {}
+    return ReceiptStatus.RENDERED, tokens, files, {"changed": moved}
 
 
 def commit_and_sign(
     backend: Backend,
     run: RunDir,
     node: str,
-    receipt: dict[str, Any],
+    receipt: Receipt,
     files: dict[str, bytes] | None,
     marker: str,
     checkpoint: Callable[[str, str], None],
@@ -88,7 +88,12 @@ def commit_and_sign(
         address = content_address(files)
         backend.put_version(node, address, frame)
         checkpoint("after-version", node)
-    record = {"run_id": run.run_id, "receipt": receipt, "version": address, "marker": marker}
+    record: PendingRecord = {
+        "run_id": run.run_id,
+        "receipt": receipt,
+        "version": address,
+        "marker": marker,
+    }
     backend.put_pending(node, record)
     checkpoint("after-pending", node)
     backend.append_receipt(run.run_id, receipt)
@@ -105,7 +110,7 @@ def commit_and_sign(
     return address
 
 
-def _failure(name: str, reason: str) -> dict[str, Any]:
+def _failure(name: str, reason: str) -> SemanticDiff:
     return {"error": name, "reason": reason[:2000]}
 
 

@@ -6,17 +6,30 @@ from __future__ import annotations
 import concurrent.futures as cf
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .backends.base import Backend
+from .backends.base import Backend, BackendError
 from .canonical import decode_frame, token
 from .commit import commit_and_sign, evaluate
 from .fsio import atomic_write_bytes
 from .intent import Intent
+from .keys import caller_key, clock_key, external_key
 from .postconditions import ATTEST_FILE
+from .protocol import (
+    Cost,
+    EventKind,
+    QueuedWake,
+    Receipt,
+    ReceiptStatus,
+    RenderWake,
+    SlotKind,
+    WakeSource,
+    is_queued_wake,
+    wake_problem,
+)
 from .receipts import build_receipt
 from .reconciler import (
     Decision,
@@ -31,7 +44,7 @@ from .reconciler import (
 from .renders import Renderer, RenderOutcome, RenderRequest
 from .runs import RunDir, utc_now
 
-__all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary"]
+__all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary", "queued_wakes"]
 
 # Every point at which the engine calls `EngineOptions.checkpoint`, in commit order: the
 # crash tests kill the runner at each one and expect `prosec resume` to finish the run.
@@ -45,12 +58,14 @@ CRASH_POINTS = (
     "after-log",
 )
 
+_MARKS = {ReceiptStatus.RENDERED: "✓ rendered", ReceiptStatus.SKIPPED: "∅ skipped"}
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """A progress event for reporters (the CLI draws progress from these)."""
 
-    kind: str  # wave | start | rendered | skipped | failed
+    kind: EventKind
     node: str = ""
     detail: str = ""
     total: int = 0
@@ -119,7 +134,7 @@ class Engine:
     def caller_tokens(self) -> dict[str, str]:
         tokens: dict[str, str] = {}
         for name in self.intent.caller_inputs():
-            value = self.backend.get_value(f"caller.{name}")
+            value = self.backend.get_value(caller_key(name))
             if value is not None:
                 tokens[name] = token({"name": name, **value["fingerprinted"]})
         return tokens
@@ -127,8 +142,8 @@ class Engine:
     def external_tokens(self) -> dict[str, str]:
         tokens: dict[str, str] = {}
         for node in self.intent.order:
-            if any(s.kind == "external" for s in input_slots(self.intent, node)):
-                value = self.backend.get_value(f"external.{node}")
+            if any(s.kind == SlotKind.EXTERNAL for s in input_slots(self.intent, node)):
+                value = self.backend.get_value(external_key(node))
                 if value is not None:
                     tokens[node] = token(value["data"])
         return tokens
@@ -165,7 +180,7 @@ class Engine:
                 return summary
             summary.waves += 1
             event += 1
-            self.options.on_event(Event(kind="wave", total=len(plan.renders)))
+            self.options.on_event(Event(kind=EventKind.WAVE, total=len(plan.renders)))
             jobs = []
             for node, decision in plan.renders:
                 pending.discard(node)
@@ -204,13 +219,11 @@ class Engine:
         items = self.backend.drain()
         if items:
             run.add_wakes(items)
-        for item in items:
-            node = str(item.get("node"))
-            if node not in self.intent.nodes:
-                continue
-            if item.get("source") == "external" and "data" in item:
-                self.backend.put_value(f"external.{node}", {"data": item["data"]})
-            wake = Wake(source=str(item["source"]), refs=frozenset(item.get("refs", [])))
+        for item in queued_wakes(items, self.intent.nodes):
+            node = item["node"]
+            if item["source"] == WakeSource.EXTERNAL and "data" in item:
+                self.backend.put_value(external_key(node), {"data": item["data"]})
+            wake = Wake(source=item["source"], refs=item.get("refs", []))
             wakes[node] = wakes[node].merge(wake) if node in wakes else wake
             pending.add(node)
 
@@ -227,11 +240,11 @@ class Engine:
             if slot.producer is None or was == now:
                 continue
             last = self.heads[slot.producer].last
-            if last is not None and last["status"] == "rendered":
+            if last is not None and last["status"] == ReceiptStatus.RENDERED:
                 refs.add(str(last["content_hash"]))
-        if not refs and self.intent.nodes[node].wake_source != "input":
+        if not refs and self.intent.nodes[node].wake_source != WakeSource.INPUT:
             return Wake(source=self.intent.nodes[node].wake_source)
-        return Wake(source="input", refs=frozenset(refs))
+        return Wake(source=WakeSource.INPUT, refs=frozenset(refs))
 
     def _run_wave(
         self,
@@ -249,7 +262,7 @@ class Engine:
         with cf.ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
             futures = {}
             for job in jobs:
-                self.options.on_event(Event(kind="start", node=job.node))
+                self.options.on_event(Event(kind=EventKind.START, node=job.node))
                 futures[pool.submit(self._render, job)] = job
             for future in cf.as_completed(futures):
                 job = futures[future]
@@ -304,10 +317,10 @@ class Engine:
             for item in sorted(spec.caller_inputs, key=lambda c: c.name)
         ]
         prior = self._pinned(run, node)
-        wake_doc: dict[str, Any] = {"source": wake.source, "refs": sorted(wake.refs)}
-        if wake.source == "external" or node in self.intent.entry_points:
-            stored = self.backend.get_value(f"external.{node}")
-            if stored is not None and wake.source == "external":
+        wake_doc: RenderWake = {"source": wake.source, "refs": sorted(wake.refs)}
+        if wake.source == WakeSource.EXTERNAL or node in self.intent.entry_points:
+            stored = self.backend.get_value(external_key(node))
+            if stored is not None and wake.source == WakeSource.EXTERNAL:
                 wake_doc["data"] = stored["data"]
         inputs_file = workspace / "__inputs.json"
         wake_file = workspace / "__wake.json"
@@ -383,19 +396,20 @@ class Engine:
             semantic_diff=diff,
             cost=self._cost(node, job.wake, outcome),
         )
-        mark = {"rendered": "✓ rendered", "skipped": "∅ skipped"}.get(status)
+        mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
         self._commit(run, node, receipt, files, marker)
         if node in self.options.clocked:
-            self.backend.put_value(f"clock.{node}", {"last_render": utc_now()})
-        if status == "failed":
+            self.backend.put_value(clock_key(node), {"last_render": utc_now()})
+        if status == ReceiptStatus.FAILED:
             summary.failed.append((node, str(diff["error"]), str(diff.get("reason", ""))))
         else:
-            (summary.rendered if status == "rendered" else summary.skipped).append(node)
-        self.options.on_event(Event(kind=status, node=node, detail=str(diff.get("error", ""))))
-        if status == "rendered":
+            (summary.rendered if status == ReceiptStatus.RENDERED else summary.skipped).append(node)
+        event = Event(kind=EventKind(status), node=node, detail=str(diff.get("error", "")))
+        self.options.on_event(event)
+        if status == ReceiptStatus.RENDERED:
             for subscriber in subscribers_woken(self.intent, node, diff["changed"]):
-                wake = Wake(source="input", refs=frozenset({receipt["content_hash"]}))
+                wake = Wake(source=WakeSource.INPUT, refs=frozenset({receipt["content_hash"]}))
                 wakes[subscriber] = wakes[subscriber].merge(wake) if subscriber in wakes else wake
                 pending.add(subscriber)
 
@@ -411,12 +425,12 @@ class Engine:
             wake_refs=wake.refs,
             input_fingerprints=decision.memo[1],
             fingerprints=head.fingerprints(self.intent.nodes[node].facets),
-            status="skipped",
+            status=ReceiptStatus.SKIPPED,
         )
         self._commit(run, node, receipt, None, marker)
-        self.options.on_event(Event(kind="skipped", node=node))
+        self.options.on_event(Event(kind=EventKind.SKIPPED, node=node))
 
-    def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> dict[str, Any]:
+    def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> Cost:
         given = dict(outcome.cost or {})
         tokens = given.get("tokens") if isinstance(given.get("tokens"), dict) else {}
         return {
@@ -433,7 +447,7 @@ class Engine:
         self,
         run: RunDir,
         node: str,
-        receipt: dict[str, Any],
+        receipt: Receipt,
         files: dict[str, bytes] | None,
         marker: str,
     ) -> None:
@@ -441,8 +455,22 @@ class Engine:
             self.backend, run, node, receipt, files, marker, self.options.checkpoint
         )
         head = self.heads[node]
-        self.heads[node] = NodeHead(
-            last=receipt, last_ok=receipt if receipt["status"] != "failed" else head.last_ok
-        )
+        failed = receipt["status"] == ReceiptStatus.FAILED
+        self.heads[node] = NodeHead(last=receipt, last_ok=head.last_ok if failed else receipt)
         if address is not None:
             self._versions[node] = address
+
+
+def queued_wakes(items: list[dict[str, Any]], nodes: Iterable[str]) -> list[QueuedWake]:
+    """The drained inbox items for `nodes` (others belong to an older manifest), each
+    checked: the inbox is stored state, and a malformed wake is a BackendError."""
+    known = set(nodes)
+    checked: list[QueuedWake] = []
+    for item in items:
+        node = str(item.get("node"))
+        if node not in known:
+            continue
+        if not is_queued_wake(item):
+            raise BackendError(f"a queued wake for {node!r} is malformed: {wake_problem(item)}")
+        checked.append(item)
+    return checked

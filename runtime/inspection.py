@@ -7,12 +7,14 @@ Each function returns plain JSON-ready data; the CLI prints it as text or `--jso
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .backends import Backend
 from .config import load_config
 from .intent import Intent
+from .protocol import ReceiptStatus
 from .runs import RunDir, resolve_run, runs_in_order
 
 __all__ = ["inspect_ref", "inspect_run", "list_receipts", "status"]
@@ -24,16 +26,16 @@ def _short(value: str | None) -> str | None:
     return None if value is None else value.removeprefix("sha256:")[:12]
 
 
-def _why(receipt: dict[str, Any]) -> str:
+def _why(receipt: Mapping[str, Any]) -> str:
     status = receipt["status"]
     diff = receipt.get("semantic_diff", {})
     wake = receipt.get("wake", {})
     cause = f"woken by {wake.get('source')}"
     if wake.get("refs"):
         cause += f" ({len(wake['refs'])} ref{'s' if len(wake['refs']) != 1 else ''})"
-    if status == "rendered":
+    if status == ReceiptStatus.RENDERED:
         return f"{cause}; facets moved: {', '.join(diff.get('changed', [])) or '@atomic'}"
-    if status == "skipped":
+    if status == ReceiptStatus.SKIPPED:
         if receipt.get("cost", {}).get("provider") == "none":
             return f"{cause}; memo hit: contract and inputs unchanged, not rendered"
         return f"{cause}; rendered, but no material fingerprint moved"
@@ -54,7 +56,7 @@ def status(root: Path, intent: Intent, backend: Backend) -> dict[str, Any]:
             "receipts": len(backend.ledger(name)) if last else 0,
             "wake_source": intent.nodes[name].wake_source,
         }
-        if last and last["status"] == "failed":
+        if last and last["status"] == ReceiptStatus.FAILED:
             entry["error"] = last["semantic_diff"].get("error")
             entry["reason"] = last["semantic_diff"].get("reason")
         nodes.append(entry)

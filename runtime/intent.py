@@ -21,6 +21,7 @@ from .canonicalizer import ATOMIC, CanonicalizerSpec
 from .graphs import topological_order
 from .intent_check import IntentError, check
 from .problems import Problem
+from .protocol import WakeSource
 from .schemas import load_schema
 
 __all__ = ["CallerInput", "Edge", "Intent", "IntentError", "NodeIntent", "load_intent"]
@@ -49,7 +50,7 @@ class NodeIntent:
 
     name: str
     contract_fingerprint: str
-    wake_source: str
+    wake_source: WakeSource
     facets: tuple[str, ...]
     spec: CanonicalizerSpec
     validator: Mapping[str, Any] | None
@@ -136,7 +137,7 @@ def parse_intent(
         nodes[name] = NodeIntent(
             name=name,
             contract_fingerprint=entry["contract_fingerprint"],
-            wake_source=entry["wake_source"],
+            wake_source=WakeSource(entry["wake_source"]),
             facets=tuple(dict.fromkeys([ATOMIC, *canon["facets"]])),
             spec=CanonicalizerSpec.from_json(canon.get("spec", {})),
             validator=postconditions[name].get("validator"),

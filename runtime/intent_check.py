@@ -21,6 +21,7 @@ from .canonicalizer import CanonicalizerSpec, SpecError
 from .fsio import PathEscapeError, safe_name
 from .graphs import find_cycle
 from .problems import Problem
+from .protocol import WakeSource
 from .schemas import check_schema, validate
 
 __all__ = ["RETIRED_FIELDS", "RETIRED_KINDS", "IntentError", "check", "iter_problems"]
@@ -195,10 +196,10 @@ def _entry_points(view: _View) -> Iterator[Problem]:
         node = view.known.get(name) if name is not None else None
         if node is None:
             yield Problem(f"$.topology.entry_points[{i}]", f"`{value}` is not a topology node")
-        elif node.get("wake_source") != "external":
+        elif node.get("wake_source") != WakeSource.EXTERNAL:
             yield Problem(f"$.topology.entry_points[{i}]", f"`{name}` is not external-driven")
     for name, node in view.known.items():
-        if node.get("wake_source") == "external" and name not in entries:
+        if node.get("wake_source") == WakeSource.EXTERNAL and name not in entries:
             yield Problem(
                 "$.topology.entry_points", f"external node `{name}` is not an entry point"
             )

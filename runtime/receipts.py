@@ -19,6 +19,17 @@ from typing import Any
 
 from .canonical import FrameError, canonical_json, decode_frame, encode_frame, sha256_token, token
 from .fsio import append_line
+from .protocol import (
+    Cost,
+    Receipt,
+    ReceiptBody,
+    ReceiptStatus,
+    SemanticDiff,
+    Signature,
+    WakeSource,
+    is_receipt,
+    receipt_problem,
+)
 
 __all__ = [
     "Finding",
@@ -30,7 +41,7 @@ __all__ = [
 ]
 
 SCHEMA = "openprose.receipt"
-NULL_SIG = {"null_reason": "no-signer-adapter-configured", "scheme": "none"}
+NULL_SIG: Signature = {"null_reason": "no-signer-adapter-configured", "scheme": "none"}
 _NODE_RE = re.compile(rb'"node":"((?:[^"\\]|\\.)*)"')
 
 
@@ -67,16 +78,22 @@ def build_receipt(
     node: str,
     prev: str | None,
     contract_fingerprint: str,
-    wake_source: str,
+    wake_source: WakeSource,
     wake_refs: Iterable[str],
     input_fingerprints: Iterable[str],
     fingerprints: Mapping[str, str],
-    status: str,
-    semantic_diff: Mapping[str, Any] | None = None,
-    cost: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    status: ReceiptStatus,
+    semantic_diff: SemanticDiff | None = None,
+    cost: Cost | None = None,
+) -> Receipt:
     """Build a complete receipt, `content_hash` included."""
-    receipt: dict[str, Any] = {
+    free: Cost = {
+        "model": "none",
+        "provider": "none",
+        "surprise_cause": wake_source,
+        "tokens": {"fresh": 0, "reused": 0},
+    }
+    body: ReceiptBody = {
         "schema": SCHEMA,
         "hash_algorithm": "sha256",
         "node": node,
@@ -85,29 +102,20 @@ def build_receipt(
         "wake": {"source": wake_source, "refs": sorted(set(wake_refs))},
         "input_fingerprints": list(input_fingerprints),
         "fingerprints": dict(fingerprints),
-        "semantic_diff": dict(semantic_diff or {}),
+        "semantic_diff": semantic_diff.copy() if semantic_diff else {},
         "status": status,
-        "cost": dict(
-            cost
-            or {
-                "model": "none",
-                "provider": "none",
-                "surprise_cause": wake_source,
-                "tokens": {"fresh": 0, "reused": 0},
-            }
-        ),
-        "sig": dict(NULL_SIG),
+        "cost": cost.copy() if cost else free,
+        "sig": NULL_SIG.copy(),
     }
-    receipt["content_hash"] = content_hash(receipt)
-    return receipt
+    return {**body, "content_hash": content_hash(body)}
 
 
-def receipt_line(receipt: Mapping[str, Any]) -> bytes:
+def receipt_line(receipt: Receipt) -> bytes:
     """The ledger line of a receipt: its canonical JSON."""
     return canonical_json(dict(receipt))
 
 
-def append_receipt(path: Path, receipt: Mapping[str, Any]) -> None:
+def append_receipt(path: Path, receipt: Receipt) -> None:
     """Append one receipt to a JSON Lines ledger with fsync."""
     append_line(path, receipt_line(receipt))
 
@@ -264,7 +272,7 @@ def verify_chain(
     return findings, last
 
 
-def load_ledger(path: Path, *, node: str | None = None) -> list[dict[str, Any]]:
+def load_ledger(path: Path, *, node: str | None = None) -> list[Receipt]:
     """Load a JSON Lines ledger, verifying hashes and chain; raise LedgerError on any problem.
 
     With `node`, the ledger is a durable per-node ledger: every receipt must be that
@@ -288,9 +296,33 @@ def load_ledger(path: Path, *, node: str | None = None) -> list[dict[str, Any]]:
             for i, r in enumerate(receipts, start=1)
             if r.get("node") != node
         ]
+    typed, shapes = typed_receipts(receipts, file=str(path), positions=positions)
+    findings += shapes
     if findings:
         raise LedgerError(findings)
-    return receipts
+    return typed
+
+
+def typed_receipts(
+    receipts: Sequence[Mapping[str, Any]], *, file: str, positions: Sequence[str]
+) -> tuple[list[Receipt], list[Finding]]:
+    """The receipts that have the envelope's shape, and a finding for each that has not
+    (a ledger's hashes prove its lines unchanged, not that they are receipts)."""
+    typed: list[Receipt] = []
+    findings: list[Finding] = []
+    for position, receipt in zip(positions, receipts, strict=True):
+        if is_receipt(receipt):
+            typed.append(receipt)
+        else:
+            findings.append(
+                Finding(
+                    file=file,
+                    position=position,
+                    node=_str(receipt.get("node")),
+                    message=f"not a receipt: {receipt_problem(receipt)}",
+                )
+            )
+    return typed, findings
 
 
 def verify_receipts_array(path: Path) -> tuple[list[Finding], int]:

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from .canonicalizer import ATOMIC, COLD_START_TOKEN, cold_start_map
 from .intent import Intent
+from .protocol import Action, Receipt, SlotKind, WakeSource
 
 __all__ = [
     "Decision",
@@ -42,15 +42,15 @@ __all__ = [
     "subscribers_woken",
 ]
 
-SOURCE_RANK = {"input": 0, "self": 1, "external": 2}
+SOURCE_RANK = {WakeSource.INPUT: 0, WakeSource.SELF: 1, WakeSource.EXTERNAL: 2}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeHead:
     """What the ledger says about a node: its last receipt and last non-failed receipt."""
 
-    last: Mapping[str, Any] | None = None
-    last_ok: Mapping[str, Any] | None = None
+    last: Receipt | None = None
+    last_ok: Receipt | None = None
 
     @property
     def hash(self) -> str | None:
@@ -71,12 +71,19 @@ class NodeHead:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Wake:
-    """A wake arriving at a node; several wakes for one node coalesce with `merge`."""
+    """A wake arriving at a node; several wakes for one node coalesce with `merge`.
 
-    source: str
-    refs: frozenset[str] = frozenset()
+    It parses its source (a member, or a string from a command line or a stored wake):
+    ValueError for anything but a WakeSource."""
+
+    source: WakeSource
+    refs: frozenset[str]
+
+    def __init__(self, *, source: str, refs: Iterable[str] = frozenset()) -> None:
+        object.__setattr__(self, "source", WakeSource(source))
+        object.__setattr__(self, "refs", frozenset(refs))
 
     def merge(self, other: Wake) -> Wake:
         source = max(self.source, other.source, key=SOURCE_RANK.__getitem__)
@@ -88,7 +95,7 @@ class Slot:
     """One position of a node's input fingerprint list."""
 
     label: str
-    kind: str  # edge | caller | external
+    kind: SlotKind
     producer: str | None = None
     facet: str | None = None
     name: str | None = None
@@ -98,7 +105,7 @@ class Slot:
 class Decision:
     """What to do with a pending node: render, write a skipped receipt, or nothing."""
 
-    action: str  # render | skip | drop
+    action: Action
     reason: str
     memo: tuple[str, tuple[str, ...]] = field(default=("", ()))
 
@@ -106,13 +113,15 @@ class Decision:
 def input_slots(intent: Intent, node: str) -> list[Slot]:
     """The node's input slots in memo order."""
     slots = [
-        Slot(label=f"{e.producer}.{e.facet}", kind="edge", producer=e.producer, facet=e.facet)
+        Slot(
+            label=f"{e.producer}.{e.facet}", kind=SlotKind.EDGE, producer=e.producer, facet=e.facet
+        )
         for e in intent.inputs_of[node]
     ]
     for item in sorted(intent.nodes[node].caller_inputs, key=lambda c: c.name):
-        slots.append(Slot(label=f"caller:{item.name}", kind="caller", name=item.name))
-    if intent.nodes[node].wake_source == "external" or node in intent.entry_points:
-        slots.append(Slot(label="external", kind="external"))
+        slots.append(Slot(label=f"caller:{item.name}", kind=SlotKind.CALLER, name=item.name))
+    if intent.nodes[node].wake_source == WakeSource.EXTERNAL or node in intent.entry_points:
+        slots.append(Slot(label="external", kind=SlotKind.EXTERNAL))
     return slots
 
 
@@ -126,12 +135,12 @@ def input_fingerprints(
     """Current input tokens of a node, one per slot."""
     out: list[str] = []
     for slot in input_slots(intent, node):
-        if slot.kind == "edge":
+        if slot.kind == SlotKind.EDGE:
             assert slot.producer is not None and slot.facet is not None
             head = heads.get(slot.producer, NodeHead())
             tokens = head.fingerprints(intent.nodes[slot.producer].facets)
             out.append(tokens.get(slot.facet, COLD_START_TOKEN))
-        elif slot.kind == "caller":
+        elif slot.kind == SlotKind.CALLER:
             out.append(caller_tokens.get(str(slot.name), COLD_START_TOKEN))
         else:
             out.append(external_tokens.get(node, COLD_START_TOKEN))
@@ -148,18 +157,18 @@ def decide(
     """Decide render / skip / drop for a node whose inputs are settled."""
     memo = (contract_fingerprint, tuple(inputs))
     previous = head.memo()
-    if wake is not None and wake.source == "self":
-        return Decision(action="render", reason="self-driven wake", memo=memo)
+    if wake is not None and wake.source == WakeSource.SELF:
+        return Decision(action=Action.RENDER, reason="self-driven wake", memo=memo)
     if previous is None:
         reason = "cold start" if head.last is None else "retry after failure"
-        return Decision(action="render", reason=reason, memo=memo)
+        return Decision(action=Action.RENDER, reason=reason, memo=memo)
     if previous[0] != contract_fingerprint:
-        return Decision(action="render", reason="contract changed", memo=memo)
+        return Decision(action=Action.RENDER, reason="contract changed", memo=memo)
     if previous[1] != memo[1]:
-        return Decision(action="render", reason="inputs moved", memo=memo)
+        return Decision(action=Action.RENDER, reason="inputs moved", memo=memo)
     if wake is not None:
-        return Decision(action="skip", reason="memo hit", memo=memo)
-    return Decision(action="drop", reason="memo hit, no wake", memo=memo)
+        return Decision(action=Action.SKIP, reason="memo hit", memo=memo)
+    return Decision(action=Action.DROP, reason="memo hit, no wake", memo=memo)
 
 
 def ready(intent: Intent, pending: Iterable[str], running: Iterable[str]) -> list[str]:
@@ -218,10 +227,10 @@ def plan_wave(
             blocked.append(name)
             continue
         decision = decide_node(name)
-        if decision.action == "render":
+        if decision.action == Action.RENDER:
             renders.append((name, decision))
             busy |= bit
-        elif decision.action == "skip":
+        elif decision.action == Action.SKIP:
             skips.append((name, decision))
         else:
             drops.append(name)

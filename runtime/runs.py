@@ -30,6 +30,7 @@ from .fsio import (
     replace_dir,
     safe_name,
 )
+from .protocol import Receipt
 from .receipts import append_receipt, parse_ledger
 
 __all__ = ["RUN_ID", "RunDir", "new_run_id", "resolve_run", "runs_in_order"]
@@ -206,7 +207,7 @@ class RunDir:
 
     # -- ledgers and log ------------------------------------------------------------------
 
-    def append_receipt(self, node: str, receipt: Mapping[str, Any]) -> None:
+    def append_receipt(self, node: str, receipt: Receipt) -> None:
         """Append to receipts/{node}.jsonl unless it already ends with this receipt."""
         path = self.ledger(node)
         if path.exists():
@@ -216,6 +217,7 @@ class RunDir:
         append_receipt(path, receipt)
 
     def receipts(self, node: str) -> list[dict[str, Any]]:
+        """The run ledger's receipts as parsed (unverified: read-only views use them)."""
         path = self.ledger(node)
         return parse_ledger(path, path.read_bytes())[0] if path.exists() else []
 

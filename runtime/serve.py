@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .canonical import token
-from .executor import EngineOptions, RunSummary
+from .executor import EngineOptions, RunSummary, queued_wakes
+from .keys import external_key
+from .protocol import QueuedWake, WakeSource
 from .reconciler import Wake
 from .runs import RunDir
 from .session import Project, SessionError
@@ -39,9 +41,9 @@ def clocked_nodes(project: Project) -> frozenset[str]:
     return frozenset(n for n in project.intent.order if project.cadence(n) is not None)
 
 
-def due_wakes(project: Project, now: dt.datetime) -> list[dict[str, Any]]:
+def due_wakes(project: Project, now: dt.datetime) -> list[QueuedWake]:
     """A self-driven wake for every node whose cadence elapsed by `now`."""
-    return [{"node": n, "source": "self", "refs": []} for n in project.due_nodes(now)]
+    return [{"node": n, "source": WakeSource.SELF, "refs": []} for n in project.due_nodes(now)]
 
 
 def enqueue_trigger(project: Project, gateway: str, value: Any) -> None:
@@ -49,12 +51,12 @@ def enqueue_trigger(project: Project, gateway: str, value: Any) -> None:
     node = project.intent.nodes.get(gateway)
     if node is None:
         raise SessionError(f"trigger: {gateway!r} is not a node of the compiled intent")
-    if gateway not in project.intent.entry_points and node.wake_source != "external":
+    if gateway not in project.intent.entry_points and node.wake_source != WakeSource.EXTERNAL:
         raise SessionError(
             f"trigger: {gateway!r} is not a gateway (no entry point, wake_source not external)"
         )
     project.backend.enqueue(
-        {"node": gateway, "source": "external", "refs": [token(value)], "data": value}
+        {"node": gateway, "source": WakeSource.EXTERNAL, "refs": [token(value)], "data": value}
     )
 
 
@@ -62,32 +64,33 @@ def enqueue_tick(project: Project, node: str) -> None:
     """Queue a self-driven wake of `node`, as its own cadence would."""
     if node not in project.intent.nodes:
         raise SessionError(f"tick: {node!r} is not a node of the compiled intent")
-    project.backend.enqueue({"node": node, "source": "self", "refs": []})
+    project.backend.enqueue({"node": node, "source": WakeSource.SELF, "refs": []})
 
 
 def reconcile(
     project: Project,
     *,
     kind: str,
-    wakes: list[dict[str, Any]],
+    wakes: list[QueuedWake],
     all_nodes: bool,
     inputs: Mapping[str, str],
     options: EngineOptions,
 ) -> tuple[RunDir, RunSummary]:
     """Holding the lock: recover, create the run, bind inputs, reconcile, end the log."""
     project.recover()
-    wakes = wakes + project.backend.drain()
+    drained = project.backend.drain()
+    wakes = wakes + queued_wakes(drained, project.intent.nodes)
     for wake in wakes:
-        if wake.get("source") == "external" and "data" in wake:
-            project.backend.put_value(f"external.{wake['node']}", {"data": wake["data"]})
+        if wake["source"] == WakeSource.EXTERNAL and "data" in wake:
+            project.backend.put_value(external_key(wake["node"]), {"data": wake["data"]})
     run = project.create_run(kind, wakes, project.upstream_runs(inputs))
     project.bind_caller(run, inputs, run.last_event())
     engine = project.engine(options)
     pending = set(project.intent.order) if all_nodes else set()
     merged: dict[str, Wake] = {}
     for item in wakes:
-        arrived = Wake(source=str(item["source"]), refs=frozenset(item.get("refs", [])))
-        node = str(item["node"])
+        arrived = Wake(source=item["source"], refs=frozenset(item.get("refs", [])))
+        node = item["node"]
         merged[node] = merged[node].merge(arrived) if node in merged else arrived
         pending.add(node)
     summary = engine.reconcile(run, pending, merged)
@@ -99,7 +102,7 @@ def serve(
     project: Project,
     *,
     kind: str,
-    wakes: list[dict[str, Any]],
+    wakes: list[QueuedWake],
     inputs: Mapping[str, str],
     options: EngineOptions,
     on_run: OnRun,
@@ -127,9 +130,10 @@ def serve(
     _ended(project, run, summary, on_run)
     while project.backend.try_lock():
         try:
-            queued = project.backend.drain()
-            if not queued:
+            drained = project.backend.drain()
+            if not drained:
                 break
+            queued = queued_wakes(drained, project.intent.nodes)
             run, summary = reconcile(
                 project, kind="inbox", wakes=queued, all_nodes=False, inputs={}, options=options
             )

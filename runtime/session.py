@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .backends import Backend, open_backend
+from .backends import Backend, BackendError, open_backend
 from .cadence import Cadence, is_due, parse_cadence
 from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
 from .executor import Engine, EngineOptions, Event, RunSummary
 from .fsio import atomic_write_text
 from .intent import Intent, load_intent, remember_checked
+from .keys import caller_key, clock_key
+from .protocol import is_pending_record, is_queued_wake, pending_problem, wake_problem
 from .reconciler import Wake
 from .renders import BindingError, Renderer, make_renderer, resolve_binding
 from .runs import RunDir, new_run_id, resolve_run, utc_now
@@ -90,7 +92,7 @@ class Project:
             cadence = self.cadence(node)
             if cadence is None:
                 continue
-            clock = self.backend.get_value(f"clock.{node}")
+            clock = self.backend.get_value(clock_key(node))
             last = dt.datetime.fromisoformat(clock["last_render"]) if clock else None
             if is_due(cadence, last, now):
                 due.append(node)
@@ -104,24 +106,28 @@ class Project:
             remember_checked(self.root / MANIFEST, self.root / CACHE)
         recovered = []
         for node, record in self.backend.pendings().items():
+            if not is_pending_record(record):
+                problem = pending_problem(record)
+                raise BackendError(f"the pending commit of {node!r} is malformed: {problem}")
             receipt = record["receipt"]
             head = self.backend.ledger(node)
             head_hash = head[-1]["content_hash"] if head else None
             if head_hash == receipt["prev"]:
-                self.backend.append_receipt(str(record["run_id"]), receipt)
+                self.backend.append_receipt(record["run_id"], receipt)
             elif head_hash != receipt["content_hash"]:
                 self.warnings.append(f"discarded a stale pending commit of {node!r}")
                 self.backend.clear_pending(node)
                 continue
-            run_path = self.root / "runs" / str(record["run_id"])
+            run_path = self.root / "runs" / record["run_id"]
             run = RunDir(run_path) if run_path.is_dir() else None
             if run is not None:
                 run.append_receipt(node, receipt)
-            if record.get("version"):
-                files = decode_frame(self.backend.get_version(node, record["version"]))
-                self.backend.set_published(node, record["version"], files)
+            version = record["version"]
+            if version:
+                files = decode_frame(self.backend.get_version(node, version))
+                self.backend.set_published(node, version, files)
                 if run is not None:
-                    run.materialize(node, record["version"], files)
+                    run.materialize(node, version, files)
             if run is not None and record["marker"] not in run.log_lines():
                 run.log(record["marker"])
             self.backend.clear_pending(node)
@@ -140,7 +146,9 @@ class Project:
             options=options,
         )
 
-    def create_run(self, kind: str, wakes: Iterable[dict[str, Any]], upstream: list[str]) -> RunDir:
+    def create_run(
+        self, kind: str, wakes: Iterable[Mapping[str, Any]], upstream: list[str]
+    ) -> RunDir:
         sources = self.intent.source_paths()
         root_source = _root_source(sources)
         title = next(
@@ -185,8 +193,8 @@ class Project:
         for name, item in sorted(declared.items()):
             if name in given:
                 binding = self._binding(item.type, name, given[name])
-                self.backend.put_value(f"caller.{name}", binding)
-            stored = self.backend.get_value(f"caller.{name}")
+                self.backend.put_value(caller_key(name), binding)
+            stored = self.backend.get_value(caller_key(name))
             if stored is None:
                 continue
             atomic_write_text(run.path / "world-model" / "caller" / f"{name}.md", stored["text"])
@@ -275,7 +283,11 @@ class Project:
             woken.append(node)
             if run.receipts(node):
                 continue  # consumed before the crash
-            wake = Wake(source=str(item["source"]), refs=frozenset(item.get("refs", [])))
+            if not is_queued_wake(item):
+                raise SessionError(
+                    f"run {run.run_id}: a wake of {node!r} is malformed: {wake_problem(item)}"
+                )
+            wake = Wake(source=item["source"], refs=item.get("refs", []))
             wakes[node] = wakes[node].merge(wake) if node in wakes else wake
             pending.add(node)
         if info.get("kind") == "run":

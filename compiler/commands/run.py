@@ -20,6 +20,7 @@ import click
 from prosec.runtime import serve
 from prosec.runtime.backends import BACKEND_NAMES
 from prosec.runtime.executor import CRASH_POINTS, EngineOptions, Event, RunSummary
+from prosec.runtime.protocol import QueuedWake
 from prosec.runtime.renders import parse_cli_binding
 from prosec.runtime.runs import RunDir, resolve_run
 from prosec.runtime.session import Project
@@ -110,7 +111,7 @@ def _serve(
     project: Project,
     *,
     kind: str,
-    wakes: list[dict[str, Any]],
+    wakes: list[QueuedWake],
     inputs: dict[str, str],
     options: EngineOptions,
     as_json: bool,
@@ -188,7 +189,7 @@ def run(
     """
     given = _parse_inputs(inputs)
     project = _open(root, backend, renders)
-    wakes: list[dict[str, Any]] = []
+    wakes: list[QueuedWake] = []
     if due:
         with user_errors():
             # local time: a cron cadence such as `0 9 * * 1-5` means nine o'clock here

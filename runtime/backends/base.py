@@ -13,7 +13,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..receipts import Finding, content_hash, parse_ledger_hashed, receipt_line, verify_chain
+from ..protocol import PendingRecord, Receipt, ReceiptStatus
+from ..receipts import (
+    Finding,
+    content_hash,
+    parse_ledger_hashed,
+    receipt_line,
+    typed_receipts,
+    verify_chain,
+)
 from ..reconciler import NodeHead
 
 __all__ = [
@@ -58,9 +66,9 @@ class Backend(Protocol):
         """Load each node's chain, verifying every hash and `prev` (BackendError if not)."""
         ...
 
-    def ledger(self, node: str) -> list[dict[str, Any]]: ...
+    def ledger(self, node: str) -> list[Receipt]: ...
 
-    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+    def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         """Durably append (the commit point) the line `verified_line(receipt, head)`
         returns, checked inside the store's own transaction or lock; ChainError when it
         refuses the receipt."""
@@ -76,24 +84,30 @@ class Backend(Protocol):
         """The ContentAddress of the node's published artifact (None before any commit)."""
         ...
 
-    def get_value(self, key: str) -> Any | None: ...
+    def get_value(self, key: str) -> Any | None:
+        """The value stored under a key (keys.py builds every key), None when unset."""
+        ...
 
     def put_value(self, key: str, value: Any) -> None: ...
 
-    def put_pending(self, node: str, record: Mapping[str, Any]) -> None: ...
+    def put_pending(self, node: str, record: PendingRecord) -> None: ...
 
-    def pendings(self) -> dict[str, dict[str, Any]]: ...
+    def pendings(self) -> dict[str, dict[str, Any]]:
+        """Every node's write-ahead record as stored (unchecked: `is_pending_record`)."""
+        ...
 
     def clear_pending(self, node: str) -> None: ...
 
     def enqueue(self, wake: Mapping[str, Any]) -> None: ...
 
-    def drain(self) -> list[dict[str, Any]]: ...
+    def drain(self) -> list[dict[str, Any]]:
+        """Take every queued wake, oldest first, as stored (unchecked: `is_queued_wake`)."""
+        ...
 
     def close(self) -> None: ...
 
 
-def verified_line(receipt: Mapping[str, Any], head: str | None) -> bytes:
+def verified_line(receipt: Receipt, head: str | None) -> bytes:
     """The commit checks every store runs inside its own transaction or lock before an
     append: the receipt's `content_hash` recomputes and its `prev` is `head`, the hash of
     the node's last stored receipt (None for an empty chain). Returns the canonical
@@ -111,7 +125,7 @@ def verified_line(receipt: Mapping[str, Any], head: str | None) -> bytes:
     return receipt_line(receipt)
 
 
-def verify_stored(node: str, lines: list[bytes], where: str) -> list[dict[str, Any]]:
+def verify_stored(node: str, lines: list[bytes], where: str) -> list[Receipt]:
     """Verify a node's chain stored as canonical receipt lines (SQL backends); raise
     BackendError naming the node and position of the first problems."""
     data = b"".join(line + b"\n" for line in lines)
@@ -126,14 +140,16 @@ def verify_stored(node: str, lines: list[bytes], where: str) -> list[dict[str, A
         for i, r in enumerate(receipts, start=1)
         if r.get("node") != node
     ]
+    typed, shapes = typed_receipts(receipts, file=where, positions=positions)
+    findings += shapes
     if findings:
         shown = "; ".join(str(f) for f in findings[:3])
         raise BackendError(f"durable ledger of {node!r} cannot be trusted: {shown}")
-    return receipts
+    return typed
 
 
-def heads_from_ledger(receipts: list[dict[str, Any]]) -> NodeHead:
+def heads_from_ledger(receipts: list[Receipt]) -> NodeHead:
     """A NodeHead from a verified chain."""
     last = receipts[-1] if receipts else None
-    last_ok = next((r for r in reversed(receipts) if r.get("status") != "failed"), None)
+    last_ok = next((r for r in reversed(receipts) if r["status"] != ReceiptStatus.FAILED), None)
     return NodeHead(last=last, last_ok=last_ok)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..canonical import canonical_json, sha256_token
 from ..fsio import append_line, atomic_write_bytes, fsync_dir, replace_dir, safe_name
+from ..protocol import PendingRecord, Receipt
 from ..receipts import LedgerError, load_ledger
 from ..reconciler import NodeHead
 from .base import BackendError, heads_from_ledger, verified_line
@@ -59,7 +60,7 @@ class FilesystemBackend:
     def _node_dir(self, node: str) -> Path:
         return self.state / "world-model" / safe_name(node, "node name")
 
-    def ledger(self, node: str) -> list[dict[str, Any]]:
+    def ledger(self, node: str) -> list[Receipt]:
         try:
             return load_ledger(self._node_dir(node) / "receipts.jsonl", node=node)
         except LedgerError as exc:
@@ -79,7 +80,7 @@ class FilesystemBackend:
             self._heads[node] = receipts[-1]["content_hash"] if receipts else None
         return self._heads[node]
 
-    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+    def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         line = verified_line(receipt, self._current_head(node))
         append_line(self._node_dir(node) / "receipts.jsonl", line)
@@ -133,7 +134,7 @@ class FilesystemBackend:
     def put_value(self, key: str, value: Any) -> None:
         atomic_write_bytes(self._kv_path(key), canonical_json({"value": value}))
 
-    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+    def put_pending(self, node: str, record: PendingRecord) -> None:
         atomic_write_bytes(self._node_dir(node) / "pending.json", canonical_json(dict(record)))
 
     def pendings(self) -> dict[str, dict[str, Any]]:

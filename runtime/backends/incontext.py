@@ -10,10 +10,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..canonical import sha256_token
+from ..protocol import EventKind, PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 
 __all__ = ["InContextBackend", "Narrator"]
+
+_MARKS = {EventKind.RENDERED: "✓", EventKind.SKIPPED: "∅", EventKind.FAILED: "✗"}
 
 
 class InContextBackend:
@@ -43,13 +46,13 @@ class InContextBackend:
     def unlock(self) -> None:
         self._locked = False
 
-    def ledger(self, node: str) -> list[dict[str, Any]]:
+    def ledger(self, node: str) -> list[Receipt]:
         return verify_stored(node, self._ledgers.get(node, []), f"in-context#{node}")
 
     def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
         return {node: heads_from_ledger(self.ledger(node)) for node in nodes}
 
-    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+    def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         chain = self._ledgers.setdefault(node, [])
         head = self.ledger(node)[-1]["content_hash"] if chain else None
@@ -77,7 +80,7 @@ class InContextBackend:
     def put_value(self, key: str, value: Any) -> None:
         self._kv[key] = copy.deepcopy(value)
 
-    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+    def put_pending(self, node: str, record: PendingRecord) -> None:
         self._pending[node] = copy.deepcopy(dict(record))
 
     def pendings(self) -> dict[str, dict[str, Any]]:
@@ -109,15 +112,15 @@ class Narrator:
 
     def __call__(self, event: Any) -> None:
         kind, node = event.kind, event.node
-        if kind == "wave":
+        if kind == EventKind.WAVE:
             self.size = event.total
             self.group, self.results = [], {}
-        elif kind == "start":
+        elif kind == EventKind.START:
             self.group.append(node)
             if self.size > 1 and len(self.group) == self.size:
                 self.emit(f"∥ [{' '.join(self.group)}]")
-        elif kind in ("rendered", "skipped", "failed"):
-            mark = {"rendered": "✓", "skipped": "∅", "failed": "✗"}[kind]
+        elif kind in _MARKS:
+            mark = _MARKS[kind]
             if self.size > 1 and node in self.group:
                 self.results[node] = mark
                 if len(self.results) == self.size:
@@ -126,5 +129,5 @@ class Narrator:
                     self.size = 0
                 return
             self.count += 1
-            suffix = f" {event.detail}" if kind == "failed" and event.detail else ""
+            suffix = f" {event.detail}" if kind == EventKind.FAILED and event.detail else ""
             self.emit(f"{self.count}→ {node} {mark}{suffix}")

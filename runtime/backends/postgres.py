@@ -23,6 +23,7 @@ import psycopg
 from psycopg import sql
 
 from ..canonical import canonical_json, sha256_token
+from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 
@@ -183,7 +184,7 @@ class PostgresBackend:
 
     # -- ledger --------------------------------------------------------------------------
 
-    def ledger(self, node: str) -> list[dict[str, Any]]:
+    def ledger(self, node: str) -> list[Receipt]:
         rows = self._rows(
             sql.SQL("SELECT line FROM {} WHERE node = %s ORDER BY id").format(self._t("receipt")),
             node,
@@ -204,7 +205,7 @@ class PostgresBackend:
         where = f"postgres:{self.schema}"
         return {n: heads_from_ledger(verify_stored(n, lines[n], f"{where}#{n}")) for n in wanted}
 
-    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+    def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         try:
             with self._db.transaction():
@@ -315,7 +316,7 @@ class PostgresBackend:
             canonical_json(value).decode("utf-8"),
         )
 
-    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+    def put_pending(self, node: str, record: PendingRecord) -> None:
         self._run(
             sql.SQL(
                 "INSERT INTO {} (node, record) VALUES (%s, %s) "

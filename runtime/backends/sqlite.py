@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_json, sha256_token
+from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 from .locks import FileLock
@@ -83,7 +84,7 @@ class SqliteBackend:
         except sqlite3.Error as exc:
             raise BackendError(f"SQLite state {self.path}: {exc}") from exc
 
-    def ledger(self, node: str) -> list[dict[str, Any]]:
+    def ledger(self, node: str) -> list[Receipt]:
         rows = self._rows("SELECT line FROM receipt WHERE node = ? ORDER BY id", node)
         lines = [r[0].encode("utf-8") if isinstance(r[0], str) else bytes(r[0]) for r in rows]
         return verify_stored(node, lines, f"{self.path}#{node}")
@@ -91,7 +92,7 @@ class SqliteBackend:
     def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
         return {node: heads_from_ledger(self.ledger(node)) for node in nodes}
 
-    def append_receipt(self, run_id: str, receipt: Mapping[str, Any]) -> None:
+    def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         try:
             with self._db:
@@ -161,7 +162,7 @@ class SqliteBackend:
             canonical_json(value).decode("utf-8"),
         )
 
-    def put_pending(self, node: str, record: Mapping[str, Any]) -> None:
+    def put_pending(self, node: str, record: PendingRecord) -> None:
         self._write(
             "INSERT INTO x_pending (node, record) VALUES (?, ?) "
             "ON CONFLICT(node) DO UPDATE SET record = excluded.record",
