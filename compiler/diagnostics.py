@@ -77,7 +77,10 @@ CODES: dict[str, CodeInfo] = {
     "kind_unknown": CodeInfo(ERR, "the `kind` is not one of the five OpenProse kinds"),
     "kind_retired": CodeInfo(ERR, "the `kind` is retired (`service`, `system`)"),
     "id_missing": CodeInfo(WARN, "a responsibility has no `id:`", strict_severity=ERR),
-    "id_malformed": CodeInfo(ERR, "the `id:` is not 26 characters of Crockford base32"),
+    # node identity is the name; an id in another format is spec drift, never a blocker
+    "id_malformed": CodeInfo(
+        WARN, "the `id:` is not 26 characters of Crockford base32", strict_severity=ERR
+    ),
     "subject_missing": CodeInfo(ERR, "a test has no `subject:`"),
     "subject_unknown": CodeInfo(WARN, "a test's `subject:` names no responsibility or function"),
     "name_duplicate": CodeInfo(ERR, "two contracts in the project share a name"),
