@@ -147,6 +147,8 @@ CODES: dict[str, CodeInfo] = {
     "prosescript_use_after_statement": CodeInfo(ERR, "`use` after an executable statement"),
     "prosescript_bad_escape": CodeInfo(ERR, "a string uses an unknown `\\` escape"),
     "execution_unfenced": CodeInfo(INFO, "`### Execution` is written as unfenced pseudocode"),
+    # build: the project
+    "sources_empty": CodeInfo(INFO, "the project has no `.prose.md` sources to compile"),
     # build: Forme wiring
     "wiring_ambiguous": CodeInfo(
         WARN, "a need matches several producers on one rung and is left unwired", ERR

@@ -1,6 +1,6 @@
 """Forme: resolve every need to producer facets, draw the DAG and prove it acyclic.
 
-The only networkx user. `run(project, config)` is pure: the language server calls it for
+The only networkx user (imported only when a cycle must be named). `run(project, config)` is pure: the language server calls it for
 hover, definition and references, and the build pipeline for the topology.
 """
 
@@ -91,20 +91,44 @@ def _edges(resolutions: Sequence[Resolution], emits: Sequence[EmitsEntry]) -> tu
 
 
 def _cycles(names: list[str], edges: Sequence[Edge]) -> tuple[bool, list[list[str]]]:
-    """Acyclicity, and one cycle path per strongly connected component when not."""
+    """Acyclicity, and one cycle path per strongly connected component when not.
+
+    An acyclic graph (the usual case) is proved by Kahn's algorithm without networkx, so
+    `prosec lint FILE` never pays its import; networkx names the cycles when there are."""
+    pairs = sorted({(e.producer, e.subscriber) for e in edges})
+    if _acyclic(names, pairs):
+        return True, []
     import networkx as nx
 
     graph = nx.DiGraph()
     graph.add_nodes_from(names)
-    graph.add_edges_from(sorted({(e.producer, e.subscriber) for e in edges}))
-    if nx.is_directed_acyclic_graph(graph):
-        return True, []
+    graph.add_edges_from(pairs)
     cycles = []
     components = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
     for component in components:
         found = nx.find_cycle(graph.subgraph(component), source=component[0])
         cycles.append([found[0][0], *(v for _, v, *_ in found)])
     return False, cycles
+
+
+def _acyclic(names: list[str], pairs: Sequence[tuple[str, str]]) -> bool:
+    """Kahn's algorithm: every node can be removed once its producers are gone."""
+    waiting = dict.fromkeys(names, 0)
+    children: dict[str, list[str]] = {}
+    for producer, subscriber in pairs:
+        waiting.setdefault(producer, 0)
+        waiting[subscriber] = waiting.get(subscriber, 0) + 1
+        children.setdefault(producer, []).append(subscriber)
+    ready = [node for node, count in waiting.items() if count == 0]
+    removed = 0
+    while ready:
+        node = ready.pop()
+        removed += 1
+        for child in children.get(node, ()):
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                ready.append(child)
+    return removed == len(waiting)
 
 
 def _cycle_diagnostic(cycle: list[str], edges: Sequence[Edge], index: ProducerIndex) -> Diagnostic:
