@@ -164,6 +164,10 @@ CODES: dict[str, CodeInfo] = {
         ERR, "a `[[wiring.pin]]` names a node, need or facet that does not exist"
     ),
     "facet_not_emitted": CodeInfo(ERR, "an edge subscribes to a facet its producer does not emit"),
+    # never an error: the template is mounted once, on `@atomic`
+    "template_unexpanded": CodeInfo(
+        WARN, "a contract template's instances cannot be decided; it is mounted once"
+    ),
     # build: pattern expansion
     "pattern_unknown": CodeInfo(ERR, "a pattern instance names no `kind: pattern` contract"),
     "pattern_slot_unbound": CodeInfo(ERR, "a pattern instance leaves a required slot unbound"),

@@ -204,9 +204,7 @@ def analyse(
         subset = Project(files=tuple(f for f in project.files if f.path in wired))
     if not subset.files:
         return checked
-    unit = run_pipeline(
-        replace(checked, project=subset, lowering=lowering), passes=select(*WIRING)
-    )
+    unit = run_pipeline(replace(checked, project=subset, lowering=lowering), passes=select(*WIRING))
     expanded = {f.path: f for f in unit.project.files}
     return replace(
         unit, project=Project(files=tuple(expanded.get(f.path, f) for f in project.files))

@@ -25,7 +25,6 @@ def test_compiled_intent_snapshot(project: Path, prosec_compile: Any, prosec_sna
     assert prosec_compile(project, allow_errors=True) == prosec_snapshot
 
 
-
 @pytest.mark.parametrize("project", corpus_projects(), ids=lambda path: path.name)
 def test_corpus_program_builds_with_only_its_expected_codes(project: Path) -> None:
     from prosec.compiler import config

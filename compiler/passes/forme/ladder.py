@@ -31,6 +31,7 @@ class Match:
     evidence: str
     token: Token | None = None
     pinned: bool = False  # a prose.toml pin or the need's own `producer.facet` name
+    template: str | None = None  # found by naming a contract template: one of its mounts
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,8 @@ def resolve(
             many = many or text.listed(_tokens(others))
         elif rung is Rung.MENTIONED:
             many = False  # a mention wires only when it is unique
+        if {m.template or m.node for m in others} == {others[0].template}:
+            many = True  # a template named: its consumer subscribes to every mount
         resolution, found = _decide(subscriber, need, rung, others, text, many, index)
         return resolution, problems + found
     candidates = index.closest(need.text, subscriber)
@@ -193,13 +196,18 @@ def _qualified(text: NeedText, index: ProducerIndex, problems: list[Problem]) ->
     """The need names its producer: a backticked node name or `producer.facet`, or a
     bold `#` title."""
     found: list[Match] = []
-    for token in text.body_code():
+    for token in _listed_with_lead(text):
         if text.followed_by_facet(token):
             continue
         content = token.text.lstrip("#").strip()
         node = index.reference(content)
         if node is not None:
             found.append(Match(node, None, _evidence(text, token), token))
+            continue
+        mounts = index.template(content)
+        if mounts:
+            evidence = _evidence(text, token)
+            found.extend(Match(m, None, evidence, token, template=content) for m in mounts)
             continue
         head, dot, tail = content.partition(".")
         node = index.node(head) if dot else None
@@ -215,6 +223,16 @@ def _qualified(text: NeedText, index: ProducerIndex, problems: list[Problem]) ->
         for node in sorted(index.titles.get(words(token.text), ())):
             found.append(Match(node, None, f"**{token.text}**", token))
     return found
+
+
+def _listed_with_lead(text: NeedText) -> list[Token]:
+    """The code spans after the need's leading name, and the leading name itself when it
+    opens a list of them (`` `a`, `b` and `c` (each via @atomic) ``)."""
+    body = list(text.body_code())
+    lead = next((t for t in text.code if t.start < text.body_start and not t.negated), None)
+    if lead is not None and body and text.listed([lead, body[0]]):
+        return [lead, *body]
+    return body
 
 
 def _named(need: Need, index: ProducerIndex) -> list[Match]:
@@ -234,7 +252,10 @@ def _named(need: Need, index: ProducerIndex) -> list[Match]:
         ordered = tuple(f for f in index.producers[node].facets if f in facets)
         found.append(Match(node, ordered, f"{label} `{need.name}` = facet family `{prefix}:*`"))
     for node in sorted(index.name_keys.get(wanted, ())):
-        found.append(Match(node, None, f"{label} `{need.name}` = node `{node}`"))
+        instance = index.producers[node].instance
+        template = instance.template if instance and key(instance.template) == wanted else None
+        what = f"template `{template}`" if template else f"node `{node}`"
+        found.append(Match(node, None, f"{label} `{need.name}` = {what}", template=template))
     for node in sorted(index.item_keys.get(wanted, ())):
         found.append(Match(node, None, f"{label} `{need.name}` = Maintains item of `{node}`"))
     return found
