@@ -55,6 +55,7 @@ EXPECTED_CODES = {
     "wiring-cycle": {"wiring_cycle"},
     "wiring-unsatisfied": {"wiring_unsatisfied"},
     "wiring-self-driven": {"wiring_self"},
+    "wiring-truth-ambiguous": {"wiring_ambiguous"},
     "allotment-plots": {"section_unknown"},
 }
 

@@ -66,7 +66,7 @@ def resolve(
         return resolution, problems + found
     rungs: tuple[tuple[Rung, Callable[[], list[Match]]], ...] = (
         (Rung.QUALIFIED, lambda: _qualified(text, index, problems)),
-        (Rung.NAMED, lambda: _named(need, index)),
+        (Rung.NAMED, lambda: _named(need, text, index)),
         (Rung.EMITS, lambda: _emitted(subscriber, emits)),
         (Rung.MENTIONED, lambda: _mentioned(text, index)),
     )
@@ -235,29 +235,38 @@ def _listed_with_lead(text: NeedText) -> list[Token]:
     return body
 
 
-def _named(need: Need, index: ProducerIndex) -> list[Match]:
-    """The need's leading name equals a facet, a family, a node name or a Maintains item."""
-    if not need.name:
-        return []
-    wanted = key(need.name)
+def _named(need: Need, text: NeedText, index: ProducerIndex) -> list[Match]:
+    """The need's leading name (or a truth it names, `the `x` truth`) equals a facet, a
+    family, a node name or a Maintains item."""
     label = "facet-need" if need.facet_need else "need name"
     found: list[Match] = []
+    if need.name:
+        found.extend(_named_by(need.name, label, index))
+    for name in text.truth_refs():
+        if name != need.name:
+            found.extend(_named_by(name, "named truth", index))
+    return found
+
+
+def _named_by(name: str, label: str, index: ProducerIndex) -> list[Match]:
+    wanted = key(name)
+    found: list[Match] = []
     for node, facet in sorted(index.facet_keys.get(wanted, ())):
-        found.append(Match(node, (facet,), f"{label} `{need.name}` = facet `{node}.{facet}`"))
-    prefix = family(need.name) if is_family_pattern(need.name) else wanted
+        found.append(Match(node, (facet,), f"{label} `{name}` = facet `{node}.{facet}`"))
+    prefix = family(name) if is_family_pattern(name) else wanted
     members: dict[str, list[str]] = {}
     for node, facet in sorted(index.families.get(prefix or "", ())):
         members.setdefault(node, []).append(facet)
     for node, facets in members.items():
         ordered = tuple(f for f in index.producers[node].facets if f in facets)
-        found.append(Match(node, ordered, f"{label} `{need.name}` = facet family `{prefix}:*`"))
+        found.append(Match(node, ordered, f"{label} `{name}` = facet family `{prefix}:*`"))
     for node in sorted(index.name_keys.get(wanted, ())):
         instance = index.producers[node].instance
         template = instance.template if instance and key(instance.template) == wanted else None
         what = f"template `{template}`" if template else f"node `{node}`"
-        found.append(Match(node, None, f"{label} `{need.name}` = {what}", template=template))
+        found.append(Match(node, None, f"{label} `{name}` = {what}", template=template))
     for node in sorted(index.item_keys.get(wanted, ())):
-        found.append(Match(node, None, f"{label} `{need.name}` = Maintains item of `{node}`"))
+        found.append(Match(node, None, f"{label} `{name}` = Maintains item of `{node}`"))
     return found
 
 
