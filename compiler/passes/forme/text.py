@@ -146,9 +146,7 @@ class NeedText:
     def truth_refs(self) -> list[str]:
         """Code spans written as a named truth: the `x` truth."""
         return [
-            t.text
-            for t in self.body_code()
-            if _TRUTH_AFTER.match(self.text[t.end : t.end + 12])
+            t.text for t in self.body_code() if _TRUTH_AFTER.match(self.text[t.end : t.end + 12])
         ]
 
     def facet_refs(self) -> list[Token]:
