@@ -60,17 +60,27 @@ def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) ->
     """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated."""
     excluded = {p.resolve() for p in exclude}
     found: dict[Path, SourceRef] = {}
+    home = base.resolve()
     for path in paths:
         if not path.exists():
             raise DiscoveryError(f"{path}: no such file or directory")
         if path.is_file():
             resolved = path.resolve()
-            found.setdefault(resolved, SourceRef(display_path(path, base), path))
+            found.setdefault(resolved, SourceRef(_display(path, resolved, home), path))
             continue
         ignore = _GitIgnore.for_root(path)
         for file in _walk(path, ignore, excluded):
-            found.setdefault(file.resolve(), SourceRef(display_path(file, base), file))
+            resolved = file.resolve()
+            found.setdefault(resolved, SourceRef(_display(file, resolved, home), file))
     return sorted(found.values())
+
+
+def _display(path: Path, resolved: Path, home: Path) -> str:
+    """`display_path` with both paths already resolved (one realpath per file, not two)."""
+    try:
+        return resolved.relative_to(home).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -68,9 +68,9 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
     return project, found + lowered
 
 
-def check_project(project: Project) -> list[Diagnostic]:
+def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
     try:
-        return rules.run(project)
+        return rules.run(project, focus)
     except Exception as exc:
         return [_internal(project.files[0].path if project.files else "<project>", exc)]
 
@@ -123,8 +123,10 @@ def lint_refs(
                 texts.append((ref.display, text))
         project, parsed = parse_texts(texts)
         sources = source_root(root, settings).resolve()
-        wired = {ref.display for ref in members if ref.path.resolve().is_relative_to(sources)}
-        unit = analyse(project, settings, wired=wired)
+        directories = {ref.path.parent for ref in members}
+        inside = {d for d in directories if d.resolve().is_relative_to(sources)}
+        wired = {ref.display for ref in members if ref.path.parent in inside}
+        unit = analyse(project, settings, wired=wired, focus=shown)
         displays = {ref.display for ref in members}
         for item in apply_policy([*parsed, *unit.diagnostics], settings):
             if item.span.path in shown:
@@ -146,10 +148,13 @@ def _members(root: Path, given: Sequence[SourceRef], base: Path) -> list[SourceR
         tree = discover([root], base)
     except DiscoveryError:
         tree = []
+    keys: dict[Path, Path] = {}  # a file's project depends on its directory alone
     for ref in tree:
-        path = ref.path.resolve()
-        if path not in chosen and project_key(path) == resolved:
-            chosen[path] = ref
+        directory = ref.path.parent
+        if directory not in keys:
+            keys[directory] = project_key(ref.path)
+        if keys[directory] == resolved:
+            chosen.setdefault(ref.path.resolve(), ref)
     return sorted(chosen.values())
 
 

@@ -6,19 +6,21 @@ import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import diagnostics as diag
 from .config import Config
 from .diagnostics import Diagnostic
 from .discover import SUFFIX, discover, display_path
-from .host import Host
 from .ir import Project, SourceFile, Span, Topology
 from .lint import apply_policy, check_project, parse_texts, read_source
 from .lowered import CanonicalizerSpec, Validator
-from .passes import canonicalize, fingerprint, forme, patterns, postconditions, tools
+from .passes import canonicalize, forme, patterns
 from .passes.canonicalize import Lowering
-from .passes.tools import HostCheck
+
+if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` never does
+    from .host import Host
+    from .passes.tools import HostCheck
 
 Progress = Callable[[str, int, int], None]
 
@@ -39,6 +41,7 @@ class Unit:
     config: Config
     host: Host | None = None
     lowering: Lowering | None = None  # a memoized `canonicalize.lower` (the language server)
+    focus: frozenset[str] | None = None  # check only these files' contracts (lint of a few)
     topology: Topology | None = None
     specs: Mapping[str, CanonicalizerSpec] = field(default_factory=dict)
     validators: Mapping[str, Validator] = field(default_factory=dict)
@@ -61,12 +64,14 @@ class Pass:
 
 
 def _check(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
-    return unit, check_project(unit.project)
+    return unit, check_project(unit.project, unit.focus)
 
 
 def _tools(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     if unit.host is None or unit.config.offline_tools:
         return unit, []
+    from .passes import tools
+
     found, checks = tools.run(unit.project, unit.host)
     return replace(unit, host_checks=checks), found
 
@@ -89,11 +94,15 @@ def _canonicalize(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
 
 def _postconditions(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
+    from .passes import postconditions
+
     return replace(unit, validators=postconditions.run(unit.topology)), []
 
 
 def _fingerprint(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
+    from .passes import fingerprint
+
     return replace(unit, fingerprints=fingerprint.run(unit.topology)), []
 
 
@@ -190,14 +199,17 @@ def analyse(
     *,
     wired: Collection[str] | None = None,
     lowering: Lowering | None = None,
+    focus: Collection[str] | None = None,
 ) -> Unit:
     """What `prosec lint` and the language server know about one parsed project: the
     build's checks over every file, then its wiring passes (patterns, Forme, lowering)
     over the files the build compiles (`wired`, display paths; None: every file).
 
     The returned unit holds every file, the wired ones as pattern expansion left them,
-    and no topology when nothing is wired."""
-    checked = run_pipeline(Unit(project=project, config=config), passes=select("check", "tools"))
+    and no topology when nothing is wired. With `focus` (display paths) only those files'
+    contracts are checked: the others are context, and their findings are not wanted."""
+    start = Unit(project=project, config=config, focus=None if focus is None else frozenset(focus))
+    checked = run_pipeline(start, passes=select("check", "tools"))
     if wired is None:
         subset = project
     else:
