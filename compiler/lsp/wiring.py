@@ -46,12 +46,20 @@ def resolution(topology: Topology | None, need: Need) -> Resolution | None:
     return next((r for r in topology.resolutions if r.need.span == need.span), None)
 
 
+def mounts(topology: Topology, name: str) -> set[str]:
+    """The topology nodes a contract name stands for: itself, or a template's mounts."""
+    found = {n.name for n in topology.nodes if n.instance and n.instance.template == name}
+    return found or {name}
+
+
 def subscribers(topology: Topology | None, producer: str, facet: str | None = None) -> list[Edge]:
-    """Edges into `producer` (into one of its facets when `facet` is given), sorted."""
+    """Edges into `producer` (into one of its facets when `facet` is given), sorted; a
+    contract template's edges are those of all its mounts."""
     if topology is None:
         return []
+    names = mounts(topology, producer)
     return sorted(
-        (e for e in topology.edges if e.producer == producer and facet in (None, e.facet)),
+        (e for e in topology.edges if e.producer in names and facet in (None, e.facet)),
         key=lambda e: (e.subscriber, e.facet, e.need.span.line if e.need else 0),
     )
 
@@ -59,8 +67,9 @@ def subscribers(topology: Topology | None, producer: str, facet: str | None = No
 def feeds(topology: Topology | None, subscriber: str) -> list[Edge]:
     if topology is None:
         return []
+    names = mounts(topology, subscriber)
     return sorted(
-        (e for e in topology.edges if e.subscriber == subscriber),
+        (e for e in topology.edges if e.subscriber in names),
         key=lambda e: (e.producer, e.facet),
     )
 
