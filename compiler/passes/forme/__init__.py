@@ -111,16 +111,21 @@ def _parameter(
             if mount
             else f"template `{template.name}` not expanded: `{producer}.{facet}`"
         )
-        edge = Edge(
-            subscriber=name,
-            producer=producer,
-            facet=facet,
-            rung=Rung.QUALIFIED,
-            evidence=evidence,
-            need=need,
+        # a producer that is itself a template stands for all its mounts
+        producers = index.template(producer) or (producer,)
+        edges = tuple(
+            Edge(
+                subscriber=name,
+                producer=each,
+                facet=facet,
+                rung=Rung.QUALIFIED,
+                evidence=evidence,
+                need=need,
+            )
+            for each in producers
         )
         resolution = Resolution(
-            subscriber=name, need=need, edges=(edge,), rung=Rung.QUALIFIED, evidence=evidence
+            subscriber=name, need=need, edges=edges, rung=Rung.QUALIFIED, evidence=evidence
         )
         return resolution, []
     resolution, _ = resolve(name, need, pins, index, emits)

@@ -86,6 +86,7 @@ class ProducerIndex:
             self.templates[template] = (*self.templates.get(template, ()), name)
             for alias in instance_aliases(instance):
                 self.by_lower.setdefault(alias.lower(), name)
+                self.name_keys[key(alias)].add(name)
         for template, mounts in self.templates.items():
             self.name_keys[key(template)].update(mounts)
         self.facet_keys: dict[str, set[tuple[str, str]]] = defaultdict(set)
@@ -109,8 +110,6 @@ class ProducerIndex:
             if prefix:
                 self.families[prefix].add((name, facet))
             vocabulary.update(words(facet))
-        if producer.instance is not None:  # `template-value` names one mount
-            self.name_keys[key(f"{producer.instance.template}-{producer.instance.value}")].add(name)
         maintains = contract.section("maintains")
         for item in maintains.body.items if maintains else ():
             if item.name:

@@ -87,6 +87,11 @@ def _expand(contract: Contract, parameter: str, index: ProducerIndex) -> tuple[T
             )
             return Template(contract, parameter, need, None, ()), problem
         producer = producers[0]
+        if index.producers[producer].contract.template_parameter is not None:
+            return (
+                Template(contract, parameter, need, producer, ()),
+                f"its producer `{producer}` is itself a template",
+            )
         facets = _facets(index, producer, facet_text)
         if not facets:
             return (
