@@ -141,6 +141,7 @@ def test_a_lead_that_is_not_the_first_thing_names_nothing() -> None:
     till = node("till", kind="gateway", maintains="- `sales`: x\n\nThe `takings` truth.")
     topology, found = wire(till, node("report", requires="- `takings`: the sales"))
     assert codes(found) == ["wiring_unsatisfied"]
+    assert edges(topology) == set()
 
 
 def test_a_need_on_a_source_that_failed_to_parse_names_it() -> None:
@@ -149,6 +150,7 @@ def test_a_need_on_a_source_that_failed_to_parse_names_it() -> None:
         "---\nname: ledger\nkind: [oops\n---\n### Maintains\n- `x`: y\n",
     )
     topology, found = wire(broken, node("audit", requires="- the balances of `ledger`"))
+    assert edges(topology) == set()
     (finding,) = found
     assert finding.code == "wiring_unsatisfied"
     assert "`ledger` is defined in `src/ledger.prose.md`, but that file failed to parse" in (
