@@ -56,6 +56,25 @@ def project_key(path: Path) -> Path:
     return directory
 
 
+def project_sources(root: Path, base: Path) -> list[SourceRef]:
+    """The sources `project_key` puts in the project at `root` (a superset, to filter):
+    its whole tree when `root` holds `prose.toml` or `prose.lock`, else only its own files
+    and its `src/` tree (a file in another subdirectory is a project of its own), so a
+    stray file's project never walks the directory tree around it."""
+    if any((root / marker).is_file() for marker in ("prose.toml", "prose.lock")):
+        return discover([root], base)
+    ignore = _GitIgnore.for_root(root)
+    found = [
+        SourceRef(_display(file, file.resolve(), base.resolve()), file)
+        for file in sorted(root.glob(f"*{SUFFIX}"))
+        if file.is_file() and not ignore.ignored(file, False)
+    ]
+    source = root / "src"
+    if source.is_dir() and not ignore.ignored(source, True):
+        found += discover([source], base)
+    return sorted(found)
+
+
 def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) -> list[SourceRef]:
     """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated."""
     excluded = {p.resolve() for p in exclude}

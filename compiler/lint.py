@@ -11,7 +11,7 @@ from . import diagnostics as diag
 from . import rules
 from .config import Config
 from .diagnostics import CODES, Diagnostic
-from .discover import DiscoveryError, SourceRef, discover, display_path, project_key
+from .discover import DiscoveryError, SourceRef, display_path, project_key, project_sources
 from .ir import Project, SourceFile, Span
 from .parse import parse_source
 from .passes import continuity
@@ -145,7 +145,7 @@ def _members(root: Path, given: Sequence[SourceRef], base: Path) -> list[SourceR
     resolved = root.resolve()
     chosen = {ref.path.resolve(): ref for ref in given}
     try:
-        tree = discover([root], base)
+        tree = project_sources(root, base)
     except DiscoveryError:
         tree = []
     keys: dict[Path, Path] = {}  # a file's project depends on its directory alone
