@@ -77,7 +77,10 @@ CODES: dict[str, CodeInfo] = {
     "kind_unknown": CodeInfo(ERR, "the `kind` is not one of the five OpenProse kinds"),
     "kind_retired": CodeInfo(ERR, "the `kind` is retired (`service`, `system`)"),
     "id_missing": CodeInfo(WARN, "a responsibility has no `id:`", strict_severity=ERR),
-    "id_malformed": CodeInfo(ERR, "the `id:` is not 26 characters of Crockford base32"),
+    # node identity is the name; an id in another format is spec drift, never a blocker
+    "id_malformed": CodeInfo(
+        WARN, "the `id:` is not 26 characters of Crockford base32", strict_severity=ERR
+    ),
     "subject_missing": CodeInfo(ERR, "a test has no `subject:`"),
     "subject_unknown": CodeInfo(WARN, "a test's `subject:` names no responsibility or function"),
     "name_duplicate": CodeInfo(ERR, "two contracts in the project share a name"),
@@ -144,6 +147,8 @@ CODES: dict[str, CodeInfo] = {
     "prosescript_use_after_statement": CodeInfo(ERR, "`use` after an executable statement"),
     "prosescript_bad_escape": CodeInfo(ERR, "a string uses an unknown `\\` escape"),
     "execution_unfenced": CodeInfo(INFO, "`### Execution` is written as unfenced pseudocode"),
+    # build: the project
+    "sources_empty": CodeInfo(INFO, "the project has no `.prose.md` sources to compile"),
     # build: Forme wiring
     "wiring_ambiguous": CodeInfo(
         WARN, "a need matches several producers on one rung and is left unwired", ERR
@@ -159,6 +164,10 @@ CODES: dict[str, CodeInfo] = {
         ERR, "a `[[wiring.pin]]` names a node, need or facet that does not exist"
     ),
     "facet_not_emitted": CodeInfo(ERR, "an edge subscribes to a facet its producer does not emit"),
+    # never an error: the template is mounted once, on `@atomic`
+    "template_unexpanded": CodeInfo(
+        WARN, "a contract template's instances cannot be decided; it is mounted once"
+    ),
     # build: pattern expansion
     "pattern_unknown": CodeInfo(ERR, "a pattern instance names no `kind: pattern` contract"),
     "pattern_slot_unbound": CodeInfo(ERR, "a pattern instance leaves a required slot unbound"),

@@ -56,21 +56,50 @@ def project_key(path: Path) -> Path:
     return directory
 
 
+def project_sources(root: Path, base: Path) -> list[SourceRef]:
+    """The sources `project_key` puts in the project at `root` (a superset, to filter):
+    its whole tree when `root` holds `prose.toml` or `prose.lock`, else only its own files
+    and its `src/` tree (a file in another subdirectory is a project of its own), so a
+    stray file's project never walks the directory tree around it."""
+    if any((root / marker).is_file() for marker in ("prose.toml", "prose.lock")):
+        return discover([root], base)
+    ignore = _GitIgnore.for_root(root)
+    found = [
+        SourceRef(_display(file, file.resolve(), base.resolve()), file)
+        for file in sorted(root.glob(f"*{SUFFIX}"))
+        if file.is_file() and not ignore.ignored(file, False)
+    ]
+    source = root / "src"
+    if source.is_dir() and not ignore.ignored(source, True):
+        found += discover([source], base)
+    return sorted(found)
+
+
 def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) -> list[SourceRef]:
     """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated."""
     excluded = {p.resolve() for p in exclude}
     found: dict[Path, SourceRef] = {}
+    home = base.resolve()
     for path in paths:
         if not path.exists():
             raise DiscoveryError(f"{path}: no such file or directory")
         if path.is_file():
             resolved = path.resolve()
-            found.setdefault(resolved, SourceRef(display_path(path, base), path))
+            found.setdefault(resolved, SourceRef(_display(path, resolved, home), path))
             continue
         ignore = _GitIgnore.for_root(path)
         for file in _walk(path, ignore, excluded):
-            found.setdefault(file.resolve(), SourceRef(display_path(file, base), file))
+            resolved = file.resolve()
+            found.setdefault(resolved, SourceRef(_display(file, resolved, home), file))
     return sorted(found.values())
+
+
+def _display(path: Path, resolved: Path, home: Path) -> str:
+    """`display_path` with both paths already resolved (one realpath per file, not two)."""
+    try:
+        return resolved.relative_to(home).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]:

@@ -5,6 +5,7 @@ deep), so nodes hash and compare by content."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -19,6 +20,12 @@ ATOMIC_FACET = "@atomic"
 KINDS = ("responsibility", "function", "gateway", "pattern", "test")
 RETIRED_KINDS = {"service": "function", "system": "responsibility"}
 NODE_KINDS = ("responsibility", "gateway")
+
+# `# Runtime Adapter [runtime]`: a `#` title ending in a bracketed parameter declares a
+# contract template, mounted once per facet the parameter ranges over
+_TITLE_PARAMETER = re.compile(r"^(?P<title>.*?\S)\s*\[(?P<parameter>[A-Za-z_][\w-]*)\]\s*$")
+# ``The `orders_view` truth.`` opening the `### Maintains` lead names the whole truth
+_NAMED_TRUTH = re.compile(r"^\s*the\s+`(?P<name>[A-Za-z_][\w:-]*)`\s+truth\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -217,6 +224,33 @@ class Contract:
     def needs(self) -> tuple[Need, ...]:
         return tuple(n for s in self.sections_named("requires") for n in s.needs)
 
+    @property
+    def template_parameter(self) -> str | None:
+        """The parameter a responsibility's `# Title [param]` declares (a contract template)."""
+        if self.kind != "responsibility" or self.inline or not self.title:
+            return None
+        match = _TITLE_PARAMETER.match(self.title)
+        return match.group("parameter") if match else None
+
+    @property
+    def truth_name(self) -> str | None:
+        """The name the `### Maintains` lead gives the whole truth (``The `x` truth.``),
+        emitted as a facet; None when a `####` facet of that name already exists."""
+        maintains = self.section("maintains")
+        if maintains is None or not maintains.body.paragraphs:
+            return None
+        lead = maintains.body.paragraphs[0]
+        if lead.span.line > min(
+            (i.span.line for i in maintains.body.items), default=lead.span.line
+        ):
+            return None  # the lead is the first thing under the heading
+        match = _NAMED_TRUTH.match(lead.text)
+        if match is None:
+            return None
+        name = match.group("name")
+        taken = {f.name.lower() for f in maintains.facets}
+        return None if name.lower() in taken or name.startswith("@") else name
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceFile:
@@ -283,11 +317,23 @@ class Resolution:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Instance:
+    """One mount of a contract template: `template[value]`, subscribed to one facet."""
+
+    template: str  # the template contract's name
+    parameter: str  # the title parameter (`runtime`)
+    value: str  # this mount's value (`claude`)
+    producer: str  # the node whose facets the parameter ranges over
+    facet: str  # the one facet of `producer` this mount subscribes to
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TopologyNode:
     name: str
-    contract: Contract
+    contract: Contract  # for a template instance: the template, renamed to the instance
     wake_source: WakeSource
     cadence: str | None = None
+    instance: Instance | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,16 +1,17 @@
-"""The lint driver: read files, parse, lower continuity, run the rule chain, apply policy."""
+"""The lint driver: read files, parse, lower continuity, run the rule chain, apply policy;
+`lint_refs` lints whole projects through the pipeline's analysis slice."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import diagnostics as diag
 from . import rules
 from .config import Config
 from .diagnostics import CODES, Diagnostic
-from .discover import SourceRef, project_key
+from .discover import DiscoveryError, SourceRef, display_path, project_key, project_sources
 from .ir import Project, SourceFile, Span
 from .parse import parse_source
 from .passes import continuity
@@ -67,35 +68,94 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
     return project, found + lowered
 
 
-def check_project(project: Project) -> list[Diagnostic]:
+def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
     try:
-        return rules.run(project)
+        return rules.run(project, focus)
     except Exception as exc:
         return [_internal(project.files[0].path if project.files else "<project>", exc)]
 
 
 def lint_texts(sources: Sequence[tuple[str, str]], config: Config) -> LintResult:
+    """Lint (display path, text) pairs as one project, with every check `prosec build`
+    makes before it emits (wiring, pattern expansion, lowering)."""
+    from .pipeline import analyse  # the pipeline imports this module
+
     project, found = parse_texts(sources)
-    found += check_project(project)
-    return LintResult(project=project, diagnostics=apply_policy(found, config))
+    unit = analyse(project, config)
+    return LintResult(
+        project=unit.project, diagnostics=apply_policy([*found, *unit.diagnostics], config)
+    )
 
 
-def lint_refs(refs: Sequence[SourceRef], config: Config) -> LintResult:
-    """Lint files grouped by project, so names must be unique per project, not per tree."""
-    groups: dict[Path, list[tuple[str, str]]] = {}
-    found: list[Diagnostic] = []
+def lint_refs(
+    refs: Sequence[SourceRef],
+    config: Config,
+    *,
+    base: Path | None = None,
+    configs: Callable[[Path], Config] | None = None,
+) -> LintResult:
+    """Lint files project by project, as `prosec build` and the language server see them.
+
+    Each file belongs to the project `project_key` names. The whole project is read for
+    context (the files `prosec lint` was not given too, so a single file is wired against
+    its neighbours), checked, and its build sources wired; only the diagnostics of the
+    given files (and of the project's prose.toml) are reported. `configs` gives each
+    project root its settings (default: `config` for all); `base` is what display paths
+    are relative to (default: the current directory)."""
+    from .pipeline import analyse, source_root  # the pipeline imports this module
+
+    base = base or Path.cwd()
+    groups: dict[Path, list[SourceRef]] = {}
     for ref in refs:
-        text, problem = read_source(ref)
-        if problem is not None:
-            found.append(problem)
-        elif text is not None:
-            groups.setdefault(project_key(ref.path), []).append((ref.display, text))
+        groups.setdefault(project_key(ref.path), []).append(ref)
     files: list[SourceFile] = []
-    for _, texts in sorted(groups.items()):
+    found: list[Diagnostic] = []
+    for root, given in sorted(groups.items()):
+        settings = configs(root) if configs is not None else config
+        members = _members(root, given, base)
+        shown = {ref.display for ref in given}
+        texts: list[tuple[str, str]] = []
+        for ref in members:
+            text, problem = read_source(ref)
+            if problem is not None and ref.display in shown:
+                found.append(problem)
+            elif text is not None:
+                texts.append((ref.display, text))
         project, parsed = parse_texts(texts)
-        files.extend(project.files)
-        found += parsed + check_project(project)
-    return LintResult(project=Project(files=tuple(files)), diagnostics=apply_policy(found, config))
+        sources = source_root(root, settings).resolve()
+        directories = {ref.path.parent for ref in members}
+        inside = {d for d in directories if d.resolve().is_relative_to(sources)}
+        wired = {ref.display for ref in members if ref.path.parent in inside}
+        unit = analyse(project, settings, wired=wired, focus=shown)
+        displays = {ref.display for ref in members}
+        for item in apply_policy([*parsed, *unit.diagnostics], settings):
+            if item.span.path in shown:
+                found.append(item)
+            elif item.span.path not in displays:  # prose.toml (a stale wiring pin)
+                path = display_path((settings.root or root) / item.span.path, base)
+                found.append(replace(item, span=replace(item.span, path=path)))
+        files.extend(f for f in unit.project.files if f.path in shown)
+    ordered = tuple(sorted(set(found), key=Diagnostic.sort_key))  # each project's policy applied
+    return LintResult(project=Project(files=tuple(files)), diagnostics=ordered)
+
+
+def _members(root: Path, given: Sequence[SourceRef], base: Path) -> list[SourceRef]:
+    """Every source of the project at `root` (its tree, minus nested projects) and the
+    given files, each once; given files keep their display path."""
+    resolved = root.resolve()
+    chosen = {ref.path.resolve(): ref for ref in given}
+    try:
+        tree = project_sources(root, base)
+    except DiscoveryError:
+        tree = []
+    keys: dict[Path, Path] = {}  # a file's project depends on its directory alone
+    for ref in tree:
+        directory = ref.path.parent
+        if directory not in keys:
+            keys[directory] = project_key(ref.path)
+        if keys[directory] == resolved:
+            chosen.setdefault(ref.path.resolve(), ref)
+    return sorted(chosen.values())
 
 
 def apply_policy(found: Iterable[Diagnostic], config: Config) -> tuple[Diagnostic, ...]:

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import diagnostics as diag
 from .config import Config
 from .diagnostics import Diagnostic
-from .discover import discover
-from .host import Host
+from .discover import SUFFIX, discover, display_path
 from .ir import Project, SourceFile, Span, Topology
 from .lint import apply_policy, check_project, parse_texts, read_source
 from .lowered import CanonicalizerSpec, Validator
-from .passes import canonicalize, fingerprint, forme, patterns, postconditions, tools
-from .passes.tools import HostCheck
+from .passes import canonicalize, forme, patterns
+from .passes.canonicalize import Lowering
+
+if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` never does
+    from .host import Host
+    from .passes.tools import HostCheck
 
 Progress = Callable[[str, int, int], None]
 
@@ -37,6 +40,8 @@ class Unit:
     project: Project
     config: Config
     host: Host | None = None
+    lowering: Lowering | None = None  # a memoized `canonicalize.lower` (the language server)
+    focus: frozenset[str] | None = None  # check only these files' contracts (lint of a few)
     topology: Topology | None = None
     specs: Mapping[str, CanonicalizerSpec] = field(default_factory=dict)
     validators: Mapping[str, Validator] = field(default_factory=dict)
@@ -59,12 +64,14 @@ class Pass:
 
 
 def _check(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
-    return unit, check_project(unit.project)
+    return unit, check_project(unit.project, unit.focus)
 
 
 def _tools(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     if unit.host is None or unit.config.offline_tools:
         return unit, []
+    from .passes import tools
+
     found, checks = tools.run(unit.project, unit.host)
     return replace(unit, host_checks=checks), found
 
@@ -81,17 +88,21 @@ def _forme(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
 
 def _canonicalize(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
-    specs, found = canonicalize.run(unit.topology)
+    specs, found = canonicalize.run(unit.topology, unit.lowering)
     return replace(unit, specs=specs), found
 
 
 def _postconditions(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
+    from .passes import postconditions
+
     return replace(unit, validators=postconditions.run(unit.topology)), []
 
 
 def _fingerprint(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
+    from .passes import fingerprint
+
     return replace(unit, fingerprints=fingerprint.run(unit.topology)), []
 
 
@@ -141,11 +152,29 @@ PIPELINE: tuple[Pass, ...] = (
 )
 
 
-def run_pipeline(unit: Unit, progress: Progress | None = None) -> Unit:
-    """Run every pass in order; a gate stops the run once any error is known."""
-    for index, step in enumerate(PIPELINE):
+# Everything the build knows about a project before it emits: what `prosec lint` and
+# the language server ask for (host lookups stay with the build: they have no host)
+ANALYSIS = ("check", "tools", "patterns", "forme", "canonicalize")
+# the part of ANALYSIS that needs the whole project wired
+WIRING = ("patterns", "forme", "canonicalize")
+
+
+def select(*names: str) -> tuple[Pass, ...]:
+    """A slice of PIPELINE, in pipeline order (sqlglot's `optimize(…, rules=…)`): lint
+    and the language server run these passes instead of composing their own."""
+    unknown = sorted(set(names) - {step.name for step in PIPELINE})
+    if unknown:
+        raise ValueError(f"no pass named {', '.join(unknown)} in the pipeline")
+    return tuple(step for step in PIPELINE if step.name in names)
+
+
+def run_pipeline(
+    unit: Unit, progress: Progress | None = None, passes: Sequence[Pass] = PIPELINE
+) -> Unit:
+    """Run `passes` (default: all) in order; a gate stops the run once any error is known."""
+    for index, step in enumerate(passes):
         if progress is not None:
-            progress(step.name, index, len(PIPELINE))
+            progress(step.name, index, len(passes))
         if step.gate:
             cyclic = unit.topology is not None and not unit.topology.acyclic
             if diag.has_errors(unit.diagnostics) or cyclic:
@@ -162,6 +191,36 @@ def run_pipeline(unit: Unit, progress: Progress | None = None) -> Unit:
             unit, diagnostics=tuple(sorted({*unit.diagnostics, *policed}, key=Diagnostic.sort_key))
         )
     return unit
+
+
+def analyse(
+    project: Project,
+    config: Config,
+    *,
+    wired: Collection[str] | None = None,
+    lowering: Lowering | None = None,
+    focus: Collection[str] | None = None,
+) -> Unit:
+    """What `prosec lint` and the language server know about one parsed project: the
+    build's checks over every file, then its wiring passes (patterns, Forme, lowering)
+    over the files the build compiles (`wired`, display paths; None: every file).
+
+    The returned unit holds every file, the wired ones as pattern expansion left them,
+    and no topology when nothing is wired. With `focus` (display paths) only those files'
+    contracts are checked: the others are context, and their findings are not wanted."""
+    start = Unit(project=project, config=config, focus=None if focus is None else frozenset(focus))
+    checked = run_pipeline(start, passes=select("check", "tools"))
+    if wired is None:
+        subset = project
+    else:
+        subset = Project(files=tuple(f for f in project.files if f.path in wired))
+    if not subset.files:
+        return checked
+    unit = run_pipeline(replace(checked, project=subset, lowering=lowering), passes=select(*WIRING))
+    expanded = {f.path: f for f in unit.project.files}
+    return replace(
+        unit, project=Project(files=tuple(expanded.get(f.path, f) for f in project.files))
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,15 +274,27 @@ def compile_project(
 
 
 def read_sources(root: Path, config: Config) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
-    """(display path, text) of every source, and a diagnostic per unreadable file."""
+    """(display path, text) of every source, and a diagnostic per unreadable file (an info
+    when there is no source at all: the empty project builds the empty manifest)."""
     texts: list[tuple[str, str]] = []
     unreadable: list[Diagnostic] = []
-    for ref in discover([source_root(root, config)], root):
+    sources = source_root(root, config)
+    refs = discover([sources], root)
+    for ref in refs:
         text, problem = read_source(ref)
         if problem is not None:
             unreadable.append(problem)
         elif text is not None:
             texts.append((ref.display, text))
+    if not refs:
+        where = display_path(sources, root)
+        unreadable.append(
+            diag.make(
+                "sources_empty",
+                f"no `{SUFFIX}` sources under `{where}`: the compiled intent has no nodes",
+                Span(path=where, line=1, column=1, end_line=1, end_column=1),
+            )
+        )
     return texts, unreadable
 
 

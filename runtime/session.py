@@ -27,7 +27,7 @@ from .intent import Intent, load_intent, remember_checked
 from .keys import caller_key, clock_key
 from .protocol import is_pending_record, is_queued_wake, pending_problem, wake_problem
 from .reconciler import Wake
-from .renders import BindingError, Renderer, make_renderer, resolve_binding
+from .renders import BindingError, Renderer, make_renderer, resolve_binding, template_of
 from .runs import RunDir, new_run_id, resolve_run, utc_now
 
 __all__ = ["Project", "SessionError", "open_project"]
@@ -68,8 +68,9 @@ class Project:
                 self.providers[node] = binding.kind
             except BindingError as exc:
                 problems.append(str(exc))
-        unknown = sorted(set(cli) - set(self.intent.nodes) - {"*"})
-        unknown += sorted(set(self.config.render_nodes) - set(self.intent.nodes))
+        known = {*self.intent.nodes, *(template_of(n) for n in self.intent.nodes), "*"}
+        unknown = sorted(set(cli) - known)
+        unknown += sorted(set(self.config.render_nodes) - known)
         for name in unknown:
             problems.append(
                 f"render bound for {name!r}, which is not a node of the compiled intent"

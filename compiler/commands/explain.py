@@ -29,30 +29,43 @@ def explain_command(node: str, root: Path, fmt: str, strict: bool | None) -> Non
     For each `### Requires` need: the Forme rung that resolved it (pinned, qualified,
     named, emits, mentioned), the text that decided it, and the edges it drew; or why
     it is ambiguous or unsatisfied, with the candidates. Then the node's edges in and
-    out. Nothing is written.
+    out. NODE may name a contract template (`# Title [param]`): each of its mounts
+    (`template[value]`) is explained, as a JSON list. Nothing is written.
 
     Exit status: 0, or 2 when NODE is not a node of the project.
     """
     result = compile_for_inspection(root, strict)
     topology = result.unit.topology
     assert topology is not None
-    target = next((n for n in topology.nodes if n.name == node), None)
-    if target is None:
+    targets = [n for n in topology.nodes if n.name == node]
+    if not targets:  # a contract template: explain each of its mounts
+        targets = [n for n in topology.nodes if n.instance and n.instance.template == node]
+    if not targets:
         names = ", ".join(n.name for n in topology.nodes) or "none"
         fail(f"no node `{node}` in {root} (nodes: {names})")
-    data = describe(target, topology)
+    explained = [describe(target, topology) for target in targets]
     if fmt == "json":
+        data: Any = explained[0] if targets[0].name == node else explained
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render_text(data))
+        sys.stdout.write("\n".join(render_text(data) for data in explained))
 
 
 def describe(node: TopologyNode, topology: Topology) -> dict[str, Any]:
     """The explanation as data (the JSON format, and what the text format prints)."""
     contract = node.contract
     needs = [_resolution(r) for r in topology.resolutions if r.subscriber == node.name]
+    mounted = node.instance
     return {
         "node": node.name,
+        "template": None
+        if mounted is None
+        else {
+            "name": mounted.template,
+            "parameter": mounted.parameter,
+            "value": mounted.value,
+            "facet": f"{mounted.producer}.{mounted.facet}",
+        },
         "kind": contract.kind,
         "source": f"{contract.path}:{contract.name_span.line}",
         "wake_source": node.wake_source.value,
@@ -93,7 +106,14 @@ def render_text(data: dict[str, Any]) -> str:
         wake += f", every {data['cadence']}"
     if data["entry_point"]:
         wake += ", entry point"
-    lines = [f"{data['node']}  ({data['kind']}, {wake}; {data['source']})", "needs:"]
+    lines = [f"{data['node']}  ({data['kind']}, {wake}; {data['source']})"]
+    template = data.get("template")
+    if template:
+        lines.append(
+            f"mount of template `{template['name']}` with {template['parameter']} = "
+            f"`{template['value']}` (subscribed to {template['facet']})"
+        )
+    lines.append("needs:")
     if not data["needs"]:
         lines.append("  (none)")
     for number, need in enumerate(data["needs"], start=1):

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .. import report
+from ..config import Config
 from ..discover import discover
 from ..lint import lint_refs
 from .common import codes_option, load_config
@@ -52,8 +53,11 @@ def lint(
 
     PATHS are `.prose.md` files or directories (searched recursively, skipping
     dist/, runs/, state/, deps/, .git/ and gitignored paths); the default is the
-    current directory. Settings come from `prose.toml` at the OpenProse root
-    ([lint] select, ignore, strict, severity.<code>); flags win over the file.
+    current directory. Each file is checked with the rest of its project, as
+    `prosec build` checks it: wiring, pattern expansion and lowering included, so a
+    cycle or an unknown facet fails lint too. Settings come from each project's
+    `prose.toml` ([lint] select, ignore, strict, severity.<code>, [[wiring.pin]]);
+    flags win over the file.
 
     \b
     Examples:
@@ -68,7 +72,16 @@ def lint(
     config = load_config(targets[0]).with_overrides(select=select, ignore=ignore, strict=strict)
     with user_errors():
         refs = discover(targets, Path.cwd(), exclude)
-    result = lint_refs(refs, config)
+    configs: dict[Path, Config] = {}
+
+    def project_config(root: Path) -> Config:  # each project's own prose.toml, flags win
+        if root not in configs:
+            configs[root] = load_config(root).with_overrides(
+                select=select, ignore=ignore, strict=strict
+            )
+        return configs[root]
+
+    result = lint_refs(refs, config, configs=project_config)
     sys.stdout.write(report.render(result.diagnostics, fmt))
     if not quiet and fmt == "text":
         click.echo(report.summary(result.diagnostics, len(refs)), err=True)

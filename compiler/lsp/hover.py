@@ -155,6 +155,12 @@ def node_text(analysis: Analysis, contract: Contract) -> str:
     if contract.id:
         lines.append(f"id `{contract.id}`")
     if analysis.topology is not None:
+        mounted = sorted(wiring.mounts(analysis.topology, contract.name) - {contract.name})
+        if mounted:
+            lines.append(
+                f"Template over `{contract.template_parameter}`, mounted as "
+                + ", ".join(f"`{m}`" for m in mounted)
+            )
         inputs = sorted({f"`{e.producer}`" for e in wiring.feeds(analysis.topology, contract.name)})
         readers = sorted(
             {f"`{e.subscriber}`" for e in wiring.subscribers(analysis.topology, contract.name)}

@@ -1,5 +1,5 @@
-"""Forme for the editor (patterns → Forme → canonicalizer checks, as `prosec build` runs
-them) and the questions the features ask of its topology."""
+"""Forme for the editor (the pipeline's wiring slice: patterns → Forme → canonicalizer
+checks, as `prosec build` runs them) and the questions the features ask of its topology."""
 
 from __future__ import annotations
 
@@ -8,16 +8,15 @@ import functools
 from ..config import Config
 from ..diagnostics import Diagnostic
 from ..ir import ATOMIC_FACET, Contract, Edge, Facet, Need, Project, Resolution, Span, Topology
-from ..passes import canonicalize, forme, patterns
+from ..passes import canonicalize
+from ..pipeline import WIRING, Unit, run_pipeline, select
 from .workspace import Analysis
 
 
-def wire(project: Project, config: Config) -> tuple[Project, Topology, list[Diagnostic]]:
+def wire(project: Project, config: Config) -> tuple[Project, Topology | None, list[Diagnostic]]:
     """The build's wiring passes over a parsed, checked project (no host lookups)."""
-    expanded, found = patterns.run(project)
-    topology, wired = forme.run(expanded, config)
-    _, lowered = canonicalize.run(topology)
-    return expanded, topology, [*found, *wired, *lowered]
+    unit = run_pipeline(Unit(project=project, config=config), passes=select(*WIRING))
+    return unit.project, unit.topology, list(unit.diagnostics)
 
 
 class Wiring:
@@ -35,11 +34,10 @@ class Wiring:
 
     def __call__(
         self, project: Project, config: Config
-    ) -> tuple[Project, Topology, list[Diagnostic]]:
-        expanded, found = patterns.run(project)
-        topology, wired = forme.run(expanded, config)
-        _, lowered = canonicalize.run(topology, self._lower)
-        return expanded, topology, [*found, *wired, *lowered]
+    ) -> tuple[Project, Topology | None, list[Diagnostic]]:
+        unit = Unit(project=project, config=config, lowering=self._lower)
+        unit = run_pipeline(unit, passes=select(*WIRING))
+        return unit.project, unit.topology, list(unit.diagnostics)
 
 
 def resolution(topology: Topology | None, need: Need) -> Resolution | None:
@@ -48,12 +46,20 @@ def resolution(topology: Topology | None, need: Need) -> Resolution | None:
     return next((r for r in topology.resolutions if r.need.span == need.span), None)
 
 
+def mounts(topology: Topology, name: str) -> set[str]:
+    """The topology nodes a contract name stands for: itself, or a template's mounts."""
+    found = {n.name for n in topology.nodes if n.instance and n.instance.template == name}
+    return found or {name}
+
+
 def subscribers(topology: Topology | None, producer: str, facet: str | None = None) -> list[Edge]:
-    """Edges into `producer` (into one of its facets when `facet` is given), sorted."""
+    """Edges into `producer` (into one of its facets when `facet` is given), sorted; a
+    contract template's edges are those of all its mounts."""
     if topology is None:
         return []
+    names = mounts(topology, producer)
     return sorted(
-        (e for e in topology.edges if e.producer == producer and facet in (None, e.facet)),
+        (e for e in topology.edges if e.producer in names and facet in (None, e.facet)),
         key=lambda e: (e.subscriber, e.facet, e.need.span.line if e.need else 0),
     )
 
@@ -61,8 +67,9 @@ def subscribers(topology: Topology | None, producer: str, facet: str | None = No
 def feeds(topology: Topology | None, subscriber: str) -> list[Edge]:
     if topology is None:
         return []
+    names = mounts(topology, subscriber)
     return sorted(
-        (e for e in topology.edges if e.subscriber == subscriber),
+        (e for e in topology.edges if e.subscriber in names),
         key=lambda e: (e.producer, e.facet),
     )
 

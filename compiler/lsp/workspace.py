@@ -18,7 +18,7 @@ from .positions import UTF16, LineIndex
 
 # the build's wiring as the workspace calls it: project + config → the expanded project
 # (pattern instances become nodes), Forme's topology, and their findings
-Wire = Callable[[Project, Config], tuple[Project, Topology, list[Diagnostic]]]
+Wire = Callable[[Project, Config], tuple[Project, Topology | None, list[Diagnostic]]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -68,6 +68,8 @@ def lower(contract: Contract) -> tuple[CanonicalizerSpec, list[Diagnostic]]:
         facets.append(FacetPaths(facet=facet.name, paths=paths))
         for clause in facet.body.clauses:
             rules.extend(_clause_rules(clause, paths, found))
+    if contract.truth_name:  # ``The `x` truth.``: a facet over the whole truth
+        facets.append(FacetPaths(facet=contract.truth_name, paths=("**",)))
     spec = CanonicalizerSpec(rules=_unique(rules), facets=tuple(facets))
     explicit = _explicit(maintains, spec, found)
     return explicit or spec, found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from .. import prosescript
 from ..diagnostics import Diagnostic
@@ -25,10 +25,14 @@ CONTRACT_RULES: tuple[ContractRule, ...] = (
 PROJECT_RULES: tuple[ProjectRule, ...] = (identity.check_project,)
 
 
-def run(project: Project) -> list[Diagnostic]:
-    """Every rule over every contract, then the project-wide rules."""
+def run(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
+    """Every rule over every contract (of the `focus` files only, when given: the rest of
+    the project is context whose own findings nobody asked for), then the project-wide
+    rules."""
     found: list[Diagnostic] = []
     for source in project.files:
+        if focus is not None and source.path not in focus:
+            continue
         context = RuleContext(project=project, source=source)
         for contract in source.contracts:
             for rule in CONTRACT_RULES:

@@ -13,12 +13,16 @@ intent's topology node `render` object, or prose.toml `[render.default]`:
 | ingress   | none: publishes the trigger data (`<key>.json` per key of an object, else `data.json`) |
 
 `{node}`, `{run_id}`, `{workspace}`, `{output}` are substituted inside command arguments.
+A mount of a contract template (node `runtime-adapter[claude]`) also takes the binding of
+its template (`[render.runtime-adapter]`, `--render runtime-adapter=…`) when it has none of
+its own; `{node}` and PROSEC_NODE are still the mount's own name.
 Every render receives a `RenderRequest`; command-like renders get it as environment
 variables (see `command.py`) and files in the workspace.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +37,17 @@ __all__ = [
     "make_renderer",
     "parse_cli_binding",
     "resolve_binding",
+    "template_of",
 ]
 
 KINDS = ("command", "python", "agent", "replay", "ingress")
+_MOUNT = re.compile(r"(?P<template>[^\[\]]+)\[[^\[\]]+\]")
+
+
+def template_of(node: str) -> str | None:
+    """The contract template a node mounts (`runtime-adapter[claude]` → `runtime-adapter`)."""
+    match = _MOUNT.fullmatch(node)
+    return match.group("template") if match else None
 
 
 class BindingError(ValueError):
@@ -113,10 +125,20 @@ def resolve_binding(
     intent_render: Mapping[str, Any] | None,
     config_default: Mapping[str, Any] | None,
 ) -> Binding:
-    """Pick the node's binding by precedence; raise BindingError naming how to bind one."""
+    """Pick the node's binding by precedence; raise BindingError naming how to bind one.
+
+    A template's mount falls back on its template's binding before the intent's own."""
     candidates: list[tuple[Mapping[str, Any] | None, str]] = [
         (cli.get(node), f"--render {node}=…"),
         (config_nodes.get(node), f"prose.toml [render.{node}]"),
+    ]
+    template = template_of(node)
+    if template is not None:
+        candidates += [
+            (cli.get(template), f"--render {template}=…"),
+            (config_nodes.get(template), f"prose.toml [render.{template}]"),
+        ]
+    candidates += [
         (intent_render, f"compiled intent node {node!r} render"),
         (cli.get("*"), "--render *=…"),
         (config_default, "prose.toml [render.default]"),
@@ -128,11 +150,13 @@ def resolve_binding(
         if kind not in KINDS:
             raise BindingError(f"{origin}: kind {kind!r} is not one of {', '.join(KINDS)}")
         return Binding(kind=kind, options=dict(table), origin=origin)
+    table_name = template or node  # a template's table binds every one of its mounts
     raise BindingError(
-        f"node {node!r} has no render bound: add a [render.{node}] table (or "
+        f"node {node!r} has no render bound: add a [render.{table_name}] table (or "
         "[render.default]) to prose.toml, e.g.\n"
-        f'  [render.{node}]\n  kind = "command"\n  command = "python3 renders/{node}.py"\n'
-        f"or pass --render '{node}=command:python3 renders/{node}.py'"
+        f'  [render.{table_name}]\n  kind = "command"\n'
+        f'  command = "python3 renders/{table_name}.py"\n'
+        f"or pass --render '{table_name}=command:python3 renders/{table_name}.py'"
     )
 
 

@@ -194,5 +194,56 @@ def generate(count: int, root: Path, seed: int = 7) -> list[Path]:
     return written
 
 
+FILES = 50
+
+
+def _producer(i: int) -> str:
+    facets = "\n".join(
+        f"#### facet-{i}-{j}\nPart {j} of the truth of node {i}: entries with a source link, "
+        f"a confidence and the evidence behind it. Material: the entries and sources.\n"
+        for j in range(3)
+    )
+    return (
+        f"---\nname: node-{i:02d}\nkind: responsibility\n---\n\n# Node {i}\n\n### Goal\n\n"
+        f"Node {i} keeps a current, sourced view of topic {i} for everyone downstream.\n\n"
+        f"### Requires\n\n- `facet-{max(i - 1, 0)}-1`: the previous node's second part\n\n"
+        f"### Maintains\n\nOne record per item; fetch timestamps are immaterial.\n\n{facets}\n"
+        "### Continuity\n\n- input-driven\n\n### Tools\n\n(none)\n"
+    )
+
+
+def _large(target: int = 5_000) -> str:
+    needs = "\n".join(
+        f"- `facet-{i}-{i % 3}`: part {i % 3} of node {i}'s truth, read for the weekly summary"
+        for i in range(1, 12)
+    )
+    body = (
+        "---\nname: summary\nkind: responsibility\n---\n\n# Weekly summary\n\n### Goal\n\n"
+        "A weekly summary of everything the other nodes know, written for the team.\n\n"
+        f"### Requires\n\n{needs}\n\n### Maintains\n\n"
+        "One summary per week; render timestamps are immaterial.\n\n"
+    )
+    section = 0
+    while len(body.encode("utf-8")) < target:
+        body += (
+            f"#### part-{section}\nSection {section} of the summary: the three most important "
+            "changes of the week, each with its source, its owner and why it matters. "
+            "Material: the changes and their sources; wording is immaterial.\n\n"
+        )
+        section += 1
+    return body + "### Continuity\n\n- input-driven\n\n### Tools\n\n(none)\n"
+
+
+def wired_project(root: Path) -> Path:
+    """A 50-file project without ProseScript, wired as a chain of facets; returns its
+    5 KB file (a summary that requires eleven facets of the others)."""
+    (root / "src").mkdir(parents=True)
+    (root / "prose.toml").write_text("[lint]\n", encoding="utf-8")
+    for i in range(FILES - 1):
+        (root / "src" / f"node-{i:02d}.prose.md").write_text(_producer(i), encoding="utf-8")
+    (root / "src" / "summary.prose.md").write_text(_large(), encoding="utf-8")
+    return root / "src" / "summary.prose.md"
+
+
 if __name__ == "__main__":
     generate(int(sys.argv[1]), Path(sys.argv[2]))

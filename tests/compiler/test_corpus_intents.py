@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from ..conftest import CORPUS
+from .corpus_support import EXPECTED_CODES
 
 
 def corpus_projects() -> list[Path]:
@@ -24,15 +25,6 @@ def test_compiled_intent_snapshot(project: Path, prosec_compile: Any, prosec_sna
     assert prosec_compile(project, allow_errors=True) == prosec_snapshot
 
 
-# scenario programs that exist to show a diagnostic, with the codes they must report
-EXPECTED_BUILD_CODES = {
-    "wiring-cycle": {"wiring_cycle"},
-    "wiring-unsatisfied": {"wiring_unsatisfied"},
-    "wiring-self-driven": {"wiring_self"},
-    "allotment-plots": {"section_unknown"},
-}
-
-
 @pytest.mark.parametrize("project", corpus_projects(), ids=lambda path: path.name)
 def test_corpus_program_builds_with_only_its_expected_codes(project: Path) -> None:
     from prosec.compiler import config
@@ -40,4 +32,4 @@ def test_corpus_program_builds_with_only_its_expected_codes(project: Path) -> No
 
     result = compile_project(project, config.load(project).with_overrides(offline_tools=True))
     codes = {d.code for d in result.diagnostics}
-    assert codes == EXPECTED_BUILD_CODES.get(project.name, set())
+    assert codes == EXPECTED_CODES.get(project.name, set())

@@ -1,4 +1,5 @@
-"""Every upstream program directory builds without an exception, wiring never guessed."""
+"""Every upstream program builds (exit 0 and a manifest) but a pinned few refused for a
+structural error; every need gets a decision and wiring is never guessed."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from prosec.compiler.config import Config
-from prosec.compiler.pipeline import compile_project
+from prosec.compiler.diagnostics import Severity
+from prosec.compiler.pipeline import CompileResult, compile_project, compile_texts
 
 from ..conftest import UPSTREAM
 
@@ -61,3 +63,75 @@ def test_builds_and_reports_every_need(system: Path) -> None:
             assert where in flagged, f"silent {resolution.status} need at {where}"
         if resolution.status == "wired":
             assert resolution.edges
+
+
+# Programs with a genuine structural error: refused, with the codes that refuse them.
+REFUSED = {
+    "tests/open-prose/responsibility-runtime": (
+        {"maintains_missing", "kind_retired"},
+        "a responsibility without `### Maintains`, and stargazer-outreach/ below it is "
+        "written in the retired `system`/`service` kinds",
+    ),
+    "tests/open-prose/responsibility-runtime/stargazer-outreach": (
+        {"kind_retired"},
+        "written in the retired `system`/`service` kinds",
+    ),
+    "packages/std/ops": (
+        {"prosescript_unknown_call"},
+        "wire.prose.md calls `resolver`, `matcher` and `manifest-writer`, which no "
+        "program defines (each file alone builds: a lone file's calls are not checked)",
+    ),
+}
+# Programs whose only errors are ProseScript forms the grammar does not read yet (issue
+# 10, deliverable 2, extends it in compiler/prosescript/): empty this once it lands.
+AWAITING_GRAMMAR = {
+    "skills/open-prose/examples/renewal-risk/src",
+    "skills/open-prose/examples/vendor-renewal-watch/src",
+    "packages/std/evals",
+    "packages/std/patterns",
+    "packages/std/evals/contract-grader.prose.md",
+    "packages/std/evals/regression-tracker.prose.md",
+    "packages/std/patterns/blind-review.prose.md",
+    "packages/std/patterns/dialectic.prose.md",
+    "packages/std/patterns/fallback-chain.prose.md",
+    "packages/std/patterns/fan-out.prose.md",
+    "packages/std/patterns/pipeline.prose.md",
+    "packages/std/patterns/race.prose.md",
+    "packages/std/patterns/ratchet.prose.md",
+    "packages/std/patterns/retry-with-learning.prose.md",
+}
+
+
+def std_files() -> list[Path]:
+    return sorted(UPSTREAM.glob("packages/std/**/*.prose.md")) if UPSTREAM.is_dir() else []
+
+
+def _compile(program: Path) -> CompileResult:
+    if program.is_file():  # a std/ file built on its own
+        text = program.read_text(encoding="utf-8")
+        return compile_texts([(program.name, text)], Config(offline_tools=True))
+    root = program.parent if program.name == "src" else program
+    return compile_project(root, Config(offline_tools=True))
+
+
+@pytest.mark.parametrize(
+    "program",
+    [*SYSTEMS, *std_files()],
+    ids=lambda p: p.relative_to(UPSTREAM).as_posix() if p.is_absolute() else str(p),
+)
+def test_every_upstream_program_builds(program: Path) -> None:
+    """Exit 0 and a manifest, unless the program is refused for a structural error."""
+    name = program.relative_to(UPSTREAM).as_posix()
+    result = _compile(program)
+    errors = {d.code for d in result.diagnostics if d.severity is Severity.ERROR}
+    if name in REFUSED:
+        assert errors == REFUSED[name][0] and not result.writable
+    elif name in AWAITING_GRAMMAR:
+        assert errors == {"prosescript_syntax"}
+    else:
+        assert result.writable and result.intent is not None, sorted(errors)
+
+
+def test_refused_and_awaiting_programs_exist() -> None:
+    for name in [*REFUSED, *AWAITING_GRAMMAR]:
+        assert (UPSTREAM / name).exists(), name

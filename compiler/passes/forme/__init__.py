@@ -1,12 +1,12 @@
 """Forme: resolve every need to producer facets, draw the DAG and prove it acyclic.
 
-The only networkx user. `run(project, config)` is pure: the language server calls it for
+The only networkx user (imported only when a cycle must be named). `run(project, config)` is pure: the language server calls it for
 hover, definition and references, and the build pipeline for the topology.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ... import diagnostics as diag
@@ -16,6 +16,7 @@ from ...ir import (
     ATOMIC_FACET,
     Contract,
     Edge,
+    Instance,
     Need,
     Project,
     Resolution,
@@ -25,9 +26,10 @@ from ...ir import (
     TopologyNode,
     WakeSource,
 )
-from .index import EmitsEntry, ProducerIndex, emits_entries, node_contracts
+from .index import Broken, EmitsEntry, ProducerIndex, broken_sources, emits_entries, node_contracts
 from .ladder import Problem, resolve
-from .text import key
+from .templates import Template, expand, instance_name
+from .text import analyze, key
 
 __all__ = ["find_need", "run"]
 
@@ -35,7 +37,14 @@ __all__ = ["find_need", "run"]
 def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
     """Wire every `### Requires` need of every node; report what could not be wired."""
     index = ProducerIndex(node_contracts(project))
-    entries, found = emits_entries(index)
+    templates, contracts, found = expand(index)
+    if templates:  # mounts replace their templates: index the expanded node set
+        instances = {instance_name(t.name, i.value): i for t in templates for i in t.instances}
+        index = ProducerIndex(contracts, instances)
+    parameter_needs = {t.name: t for t in templates if t.need is not None}
+    broken = broken_sources(project)
+    entries, emits_found = emits_entries(index)
+    found += emits_found
     emits: dict[str, list[EmitsEntry]] = {}
     for entry in entries:
         emits.setdefault(entry.subscriber, []).append(entry)
@@ -43,14 +52,24 @@ def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
     found += pin_problems
     resolutions: list[Resolution] = []
     for name, producer in sorted(index.producers.items()):
+        mount = producer.instance
+        template = parameter_needs.get(mount.template if mount else name)
         for position, need in enumerate(producer.contract.needs, start=1):
-            resolution, problems = resolve(name, need, pins.get((name, position), ()), index, emits)
+            if template is not None and need == template.need:
+                found_pins = pins.get((name, position), ())
+                resolution, problems = _parameter(
+                    name, need, template, mount, found_pins, index, emits
+                )
+            else:
+                resolution, problems = resolve(
+                    name, need, pins.get((name, position), ()), index, emits
+                )
             resolutions.append(resolution)
-            found += _report(resolution, problems)
+            found += _report(resolution, problems, mount.template if mount else name, broken)
     edges = _edges(resolutions, entries)
     acyclic, cycles = _cycles(sorted(index.producers), edges)
     found += [_cycle_diagnostic(cycle, edges, index) for cycle in cycles]
-    nodes = tuple(_node(producer.contract) for _, producer in sorted(index.producers.items()))
+    nodes = tuple(_node(p.contract, p.instance) for _, p in sorted(index.producers.items()))
     topology = Topology(
         nodes=nodes,
         edges=edges,
@@ -62,12 +81,59 @@ def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
     return topology, found
 
 
-def _node(contract: Contract) -> TopologyNode:
+def _node(contract: Contract, instance: Instance | None) -> TopologyNode:
     continuity = contract.continuity
     default = WakeSource.EXTERNAL if contract.kind == "gateway" else WakeSource.INPUT
     wake = continuity.wake_source if continuity else default
     cadence = continuity.cadence if continuity and wake is WakeSource.SELF else None
-    return TopologyNode(name=contract.name, contract=contract, wake_source=wake, cadence=cadence)
+    return TopologyNode(
+        name=contract.name, contract=contract, wake_source=wake, cadence=cadence, instance=instance
+    )
+
+
+def _parameter(
+    name: str,
+    need: Need,
+    template: Template,
+    mount: Instance | None,
+    pins: Sequence[WiringPin],
+    index: ProducerIndex,
+    emits: dict[str, list[EmitsEntry]],
+) -> tuple[Resolution, list[Problem]]:
+    """A template's parameter need: a mount subscribes to exactly its facet; an undecided
+    template (mounted whole) to the `@atomic` facet of its producer, or of what the ladder
+    finds when the need names none."""
+    target = (mount.producer, mount.facet) if mount else (template.producer, ATOMIC_FACET)
+    producer, facet = target
+    if producer is not None:
+        evidence = (
+            f"template parameter `{mount.parameter}` = `{mount.value}`: `{producer}.{facet}`"
+            if mount
+            else f"template `{template.name}` not expanded: `{producer}.{facet}`"
+        )
+        # a producer that is itself a template stands for all its mounts
+        producers = index.template(producer) or (producer,)
+        edges = tuple(
+            Edge(
+                subscriber=name,
+                producer=each,
+                facet=facet,
+                rung=Rung.QUALIFIED,
+                evidence=evidence,
+                need=need,
+            )
+            for each in producers
+        )
+        resolution = Resolution(
+            subscriber=name, need=need, edges=edges, rung=Rung.QUALIFIED, evidence=evidence
+        )
+        return resolution, []
+    resolution, _ = resolve(name, need, pins, index, emits)
+    atomic = tuple(
+        dict.fromkeys(replace(e, facet=ATOMIC_FACET, need=need) for e in resolution.edges)
+    )
+    status = "wired" if atomic else resolution.status
+    return replace(resolution, edges=atomic, status=status), []
 
 
 def _edges(resolutions: Sequence[Resolution], emits: Sequence[EmitsEntry]) -> tuple[Edge, ...]:
@@ -91,20 +157,44 @@ def _edges(resolutions: Sequence[Resolution], emits: Sequence[EmitsEntry]) -> tu
 
 
 def _cycles(names: list[str], edges: Sequence[Edge]) -> tuple[bool, list[list[str]]]:
-    """Acyclicity, and one cycle path per strongly connected component when not."""
+    """Acyclicity, and one cycle path per strongly connected component when not.
+
+    An acyclic graph (the usual case) is proved by Kahn's algorithm without networkx, so
+    `prosec lint FILE` never pays its import; networkx names the cycles when there are."""
+    pairs = sorted({(e.producer, e.subscriber) for e in edges})
+    if _acyclic(names, pairs):
+        return True, []
     import networkx as nx
 
     graph = nx.DiGraph()
     graph.add_nodes_from(names)
-    graph.add_edges_from(sorted({(e.producer, e.subscriber) for e in edges}))
-    if nx.is_directed_acyclic_graph(graph):
-        return True, []
+    graph.add_edges_from(pairs)
     cycles = []
     components = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
     for component in components:
         found = nx.find_cycle(graph.subgraph(component), source=component[0])
         cycles.append([found[0][0], *(v for _, v, *_ in found)])
     return False, cycles
+
+
+def _acyclic(names: list[str], pairs: Sequence[tuple[str, str]]) -> bool:
+    """Kahn's algorithm: every node can be removed once its producers are gone."""
+    waiting = dict.fromkeys(names, 0)
+    children: dict[str, list[str]] = {}
+    for producer, subscriber in pairs:
+        waiting.setdefault(producer, 0)
+        waiting[subscriber] = waiting.get(subscriber, 0) + 1
+        children.setdefault(producer, []).append(subscriber)
+    ready = [node for node, count in waiting.items() if count == 0]
+    removed = 0
+    while ready:
+        node = ready.pop()
+        removed += 1
+        for child in children.get(node, ()):
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                ready.append(child)
+    return removed == len(waiting)
 
 
 def _cycle_diagnostic(cycle: list[str], edges: Sequence[Edge], index: ProducerIndex) -> Diagnostic:
@@ -120,12 +210,16 @@ def _cycle_diagnostic(cycle: list[str], edges: Sequence[Edge], index: ProducerIn
     )
 
 
-def _report(resolution: Resolution, problems: list[Problem]) -> list[Diagnostic]:
+def _report(
+    resolution: Resolution, problems: list[Problem], sub: str, broken: Mapping[str, Broken]
+) -> list[Diagnostic]:
+    """The findings of one resolution; `sub` names the subscriber (a template, for each of
+    its mounts, so their identical findings are reported once). An unsatisfied need that
+    names a source which failed to parse says so, rather than suggesting other nodes."""
     need = resolution.need
     span = need.span
     found = [diag.make("facet_not_emitted", p.message, span) for p in problems]
     label = need_label(need)
-    sub = resolution.subscriber
     if resolution.status == "ambiguous":
         rung = resolution.rung.value if resolution.rung else "?"
         found.append(
@@ -139,8 +233,12 @@ def _report(resolution: Resolution, problems: list[Problem]) -> list[Diagnostic]
             )
         )
     elif resolution.status == "unsatisfied" and not problems:
+        named = _broken_named(need, broken)
         hint = (
-            "did you mean " + ", ".join(f"`{c}`" for c in resolution.candidates) + "?"
+            f"`{named.name}` is defined in `{named.path}`, but that file failed to parse "
+            f"({named.reason}); fix it and the need can be wired"
+            if named is not None
+            else "did you mean " + ", ".join(f"`{c}`" for c in resolution.candidates) + "?"
             if resolution.candidates
             else "no producer shares a word with it"
         )
@@ -171,6 +269,19 @@ def _report(resolution: Resolution, problems: list[Problem]) -> list[Diagnostic]
             )
         )
     return found
+
+
+def _broken_named(need: Need, broken: Mapping[str, Broken]) -> Broken | None:
+    """The failed source a need names: its leading name, a backticked token or a
+    `producer.facet` head."""
+    if not broken:
+        return None
+    names = [need.name or ""] + [t.text for t in analyze(need.text, need.name).code]
+    for name in names:
+        hit = broken.get(key(name.partition(".")[0])) if name else None
+        if hit is not None:
+            return hit
+    return None
 
 
 def need_label(need: Need) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ... import diagnostics as diag
 from ...diagnostics import Diagnostic
-from ...ir import ATOMIC_FACET, NODE_KINDS, Contract, Item, Project, Span
+from ...ir import ATOMIC_FACET, NODE_KINDS, Contract, Instance, Item, Project, Span
 from .text import STOPWORDS, WordIndex, family, is_family_pattern, key, words
 
 _TITLE_TAIL = re.compile(r"\s*(?:\(|\[|—|–| - ).*$")
@@ -18,11 +18,19 @@ _CAMEL_NAME = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 
 @dataclass(frozen=True, slots=True)
 class Producer:
-    """A topology node seen as a producer: its facets in declaration order."""
+    """A topology node seen as a producer: its facets in declaration order (the truth
+    named in its Maintains lead last)."""
 
     name: str
     contract: Contract
     facets: tuple[str, ...]
+    instance: Instance | None = None  # set on a mount of a contract template
+
+    @property
+    def declared(self) -> tuple[str, ...]:
+        """The `####` facets alone (without the named truth)."""
+        truth = self.contract.truth_name
+        return tuple(f for f in self.facets if f != truth)
 
     def emits(self, facet: str) -> bool:
         return facet == ATOMIC_FACET or facet in self.facets
@@ -51,16 +59,36 @@ class EmitsEntry:
 
 
 class ProducerIndex:
-    """Every lookup the ladder needs, built once per project."""
+    """Every lookup the ladder needs, built once per project (after template expansion,
+    `instances` maps each mount's name to what it mounts)."""
 
-    def __init__(self, nodes: list[Contract]) -> None:
+    def __init__(
+        self, nodes: list[Contract], instances: Mapping[str, Instance] | None = None
+    ) -> None:
+        instances = instances or {}
         self.producers: dict[str, Producer] = {}
         for contract in nodes:
             if contract.name and contract.name not in self.producers:
-                facets = tuple(dict.fromkeys(f.name for f in contract.facets if f.name))
-                self.producers[contract.name] = Producer(contract.name, contract, facets)
+                declared = [f.name for f in contract.facets if f.name]
+                if contract.truth_name:
+                    declared.append(contract.truth_name)
+                facets = tuple(dict.fromkeys(declared))
+                instance = instances.get(contract.name)
+                self.producers[contract.name] = Producer(contract.name, contract, facets, instance)
         self.by_lower = {name.lower(): name for name in self.producers}
         self.name_keys: dict[str, set[str]] = defaultdict(set)
+        # a template's name stands for all its mounts; `adapter-claude` for one of them
+        self.templates: dict[str, tuple[str, ...]] = {}
+        for name, instance in sorted(instances.items()):
+            if name not in self.producers:
+                continue
+            template = instance.template
+            self.templates[template] = (*self.templates.get(template, ()), name)
+            for alias in instance_aliases(instance):
+                self.by_lower.setdefault(alias.lower(), name)
+                self.name_keys[key(alias)].add(name)
+        for template, mounts in self.templates.items():
+            self.name_keys[key(template)].update(mounts)
         self.facet_keys: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self.families: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self.item_keys: dict[str, set[str]] = defaultdict(set)
@@ -102,6 +130,14 @@ class ProducerIndex:
         """The node a backticked token names exactly (case-insensitively)."""
         return self.by_lower.get(text.strip().lower())
 
+    def template(self, text: str) -> tuple[str, ...]:
+        """The mounts of the template a backticked token names (empty: no template)."""
+        wanted = text.strip().lower()
+        for name, mounts in self.templates.items():
+            if name.lower() == wanted:
+                return mounts
+        return ()
+
     def reference(self, text: str) -> str | None:
         """The node a backticked token names: its name, or its world-model name
         written in CamelCase (`AlertState` for `alert-state`)."""
@@ -139,8 +175,12 @@ def emits_entries(index: ProducerIndex) -> tuple[list[EmitsEntry], list[Diagnost
     for name, producer in sorted(index.producers.items()):
         for section in producer.contract.sections_named("emits"):
             for target, evidence, span in _emits_targets(section.body.items):
-                node = index.node(target.split(".", 1)[0])
-                if node is None:
+                head = target.split(".", 1)[0]
+                node = index.node(head)
+                mounts = index.template(head) if node is None else ()
+                if mounts:  # a template: every mount is woken
+                    entries.extend(EmitsEntry(name, m, evidence, span) for m in mounts)
+                elif node is None:
                     found.append(
                         diag.make(
                             "emits_unknown",
@@ -161,3 +201,44 @@ def _emits_targets(items: tuple[Item, ...]) -> Iterator[tuple[str, str, Span]]:
         target = target.strip().strip("`").rstrip(".,;:")
         if target and " " not in target:
             yield target, f"### Emits: {item.text}", item.span
+
+
+def instance_aliases(instance: Instance) -> Iterator[str]:
+    """Other names a need may give a mount: `template-value`, and the template's last word
+    with the value (`adapter-claude` for `runtime-adapter[claude]`)."""
+    yield f"{instance.template}-{instance.value}"
+    parts = instance.template.split("-")
+    if len(parts) > 1:
+        yield f"{parts[-1]}-{instance.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """A source that failed to parse: the names a need may give it, and why it failed."""
+
+    name: str
+    path: str
+    reason: str
+
+
+_FRONTMATTER_NAME = re.compile(r"^name:\s*[\"']?([^\s\"'#]+)", re.MULTILINE)
+
+
+def broken_sources(project: Project) -> dict[str, Broken]:
+    """key(name) → the source that would define it but whose frontmatter failed to parse
+    (missing or not valid YAML): the name in its raw frontmatter, its title or file stem."""
+    found: dict[str, Broken] = {}
+    for source in project.files:
+        if source.has_frontmatter and not source.frontmatter_error:
+            continue
+        reason = (
+            "its frontmatter is not valid YAML"
+            if source.has_frontmatter
+            else ("it has no frontmatter")
+        )
+        head = source.text.split("\n---", 1)[0] if source.has_frontmatter else ""
+        names = [m.group(1) for m in _FRONTMATTER_NAME.finditer(head)]
+        names += [c.name for c in source.contracts if not c.inline and c.name]
+        for name in names:
+            found.setdefault(key(name), Broken(name, source.path, reason))
+    return found

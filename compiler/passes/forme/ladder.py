@@ -31,6 +31,7 @@ class Match:
     evidence: str
     token: Token | None = None
     pinned: bool = False  # a prose.toml pin or the need's own `producer.facet` name
+    template: str | None = None  # found by naming a contract template: one of its mounts
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ def resolve(
         return resolution, problems + found
     rungs: tuple[tuple[Rung, Callable[[], list[Match]]], ...] = (
         (Rung.QUALIFIED, lambda: _qualified(text, index, problems)),
-        (Rung.NAMED, lambda: _named(need, index)),
+        (Rung.NAMED, lambda: _named(need, text, index)),
         (Rung.EMITS, lambda: _emitted(subscriber, emits)),
         (Rung.MENTIONED, lambda: _mentioned(text, index)),
     )
@@ -84,6 +85,8 @@ def resolve(
             many = many or text.listed(_tokens(others))
         elif rung is Rung.MENTIONED:
             many = False  # a mention wires only when it is unique
+        if {m.template or m.node for m in others} == {others[0].template}:
+            many = True  # a template named: its consumer subscribes to every mount
         resolution, found = _decide(subscriber, need, rung, others, text, many, index)
         return resolution, problems + found
     candidates = index.closest(need.text, subscriber)
@@ -193,13 +196,18 @@ def _qualified(text: NeedText, index: ProducerIndex, problems: list[Problem]) ->
     """The need names its producer: a backticked node name or `producer.facet`, or a
     bold `#` title."""
     found: list[Match] = []
-    for token in text.body_code():
+    for token in _listed_with_lead(text):
         if text.followed_by_facet(token):
             continue
         content = token.text.lstrip("#").strip()
         node = index.reference(content)
         if node is not None:
             found.append(Match(node, None, _evidence(text, token), token))
+            continue
+        mounts = index.template(content)
+        if mounts:
+            evidence = _evidence(text, token)
+            found.extend(Match(m, None, evidence, token, template=content) for m in mounts)
             continue
         head, dot, tail = content.partition(".")
         node = index.node(head) if dot else None
@@ -217,26 +225,48 @@ def _qualified(text: NeedText, index: ProducerIndex, problems: list[Problem]) ->
     return found
 
 
-def _named(need: Need, index: ProducerIndex) -> list[Match]:
-    """The need's leading name equals a facet, a family, a node name or a Maintains item."""
-    if not need.name:
-        return []
-    wanted = key(need.name)
+def _listed_with_lead(text: NeedText) -> list[Token]:
+    """The code spans after the need's leading name, and the leading name itself when it
+    opens a list of them (`` `a`, `b` and `c` (each via @atomic) ``)."""
+    body = list(text.body_code())
+    lead = next((t for t in text.code if t.start < text.body_start and not t.negated), None)
+    if lead is not None and body and text.listed([lead, body[0]]):
+        return [lead, *body]
+    return body
+
+
+def _named(need: Need, text: NeedText, index: ProducerIndex) -> list[Match]:
+    """The need's leading name (or a truth it names, `the `x` truth`) equals a facet, a
+    family, a node name or a Maintains item."""
     label = "facet-need" if need.facet_need else "need name"
     found: list[Match] = []
+    if need.name:
+        found.extend(_named_by(need.name, label, index))
+    for name in text.truth_refs():
+        if name != need.name:
+            found.extend(_named_by(name, "named truth", index))
+    return found
+
+
+def _named_by(name: str, label: str, index: ProducerIndex) -> list[Match]:
+    wanted = key(name)
+    found: list[Match] = []
     for node, facet in sorted(index.facet_keys.get(wanted, ())):
-        found.append(Match(node, (facet,), f"{label} `{need.name}` = facet `{node}.{facet}`"))
-    prefix = family(need.name) if is_family_pattern(need.name) else wanted
+        found.append(Match(node, (facet,), f"{label} `{name}` = facet `{node}.{facet}`"))
+    prefix = family(name) if is_family_pattern(name) else wanted
     members: dict[str, list[str]] = {}
     for node, facet in sorted(index.families.get(prefix or "", ())):
         members.setdefault(node, []).append(facet)
     for node, facets in members.items():
         ordered = tuple(f for f in index.producers[node].facets if f in facets)
-        found.append(Match(node, ordered, f"{label} `{need.name}` = facet family `{prefix}:*`"))
+        found.append(Match(node, ordered, f"{label} `{name}` = facet family `{prefix}:*`"))
     for node in sorted(index.name_keys.get(wanted, ())):
-        found.append(Match(node, None, f"{label} `{need.name}` = node `{node}`"))
+        instance = index.producers[node].instance
+        template = instance.template if instance and key(instance.template) == wanted else None
+        what = f"template `{template}`" if template else f"node `{node}`"
+        found.append(Match(node, None, f"{label} `{name}` = {what}", template=template))
     for node in sorted(index.item_keys.get(wanted, ())):
-        found.append(Match(node, None, f"{label} `{need.name}` = Maintains item of `{node}`"))
+        found.append(Match(node, None, f"{label} `{name}` = Maintains item of `{node}`"))
     return found
 
 

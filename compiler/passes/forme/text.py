@@ -33,6 +33,7 @@ _FACET_PHRASE = re.compile(
     r"\bthe\s+([\w:@<>-]+(?:\s*(?:,\s*and|,|and)\s+[\w:@<>-]+)*)\s+facets?\b", re.IGNORECASE
 )
 _FACET_AFTER = re.compile(r"^\*{0,2}\s+facets?\b", re.IGNORECASE)
+_TRUTH_AFTER = re.compile(r"^\*{0,2}\s+truth\b", re.IGNORECASE)
 _LIST_GLUE = re.compile(r"^\s*(?:,|,?\s*and|&|/|\+)\s*$", re.IGNORECASE)
 _REFERENCE_BEFORE = re.compile(
     r"\b(?:from|of|by|on|via|to|in|into)\s+(?:(?:the|a|an|each|every|its|this|all)\s+)?$",
@@ -141,6 +142,12 @@ class NeedText:
 
     def followed_by_facet(self, token: Token) -> bool:
         return bool(_FACET_AFTER.match(self.text[token.end : token.end + 12]))
+
+    def truth_refs(self) -> list[str]:
+        """Code spans written as a named truth: the `x` truth."""
+        return [
+            t.text for t in self.body_code() if _TRUTH_AFTER.match(self.text[t.end : t.end + 12])
+        ]
 
     def facet_refs(self) -> list[Token]:
         """Code spans written as facets: `x` facet, and `x`, `y` and `z` facets."""

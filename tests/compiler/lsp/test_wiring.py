@@ -177,3 +177,15 @@ def test_facet_need_headings_complete_to_facets(tmp_path: Path) -> None:
     assert "trends" in labels and "enrichment" in labels and "text" not in labels
     (trends,) = [i for i in items if i.label == "trends"]
     assert (trends.replace.column, trends.replace.end_column) == (6, 8)
+
+
+def test_a_template_hovers_with_its_mounts_and_their_edges() -> None:
+    analysis = Workspace(LocalDisk(), wiring.wire).analysis(CORPUS / "wiring-template")
+    display = "src/crane-monitor.prose.md"
+    found = hover.hover(analysis, display, 2, 8)
+    assert found is not None
+    text = found.markdown
+    assert "Template over `crane`, mounted as `crane-monitor[east]`" in text
+    assert "Reads from: `crane-telemetry`" in text and "Read by: `harbour-board`" in text
+    # the workspace reports what `prosec build` reports for the program: nothing
+    assert analysis.diagnostics == ()

@@ -1,0 +1,210 @@
+"""The language as users write it, end to end with the real `prosec` command: contract
+templates (built, explained, drawn and run), named truths, a producer that failed to
+parse, the empty project, and `prosec lint` reporting the build's wiring findings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prosec.compiler.diagnostics import CODES, Severity
+
+from ..conftest import CORPUS, Runner
+from .corpus_support import BUILD_CODES, INVALID
+
+
+def copy(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(CORPUS / name, target)
+    return target
+
+
+def manifest(root: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((root / "dist" / "manifest.next.json").read_text())
+    return data
+
+
+def edges(root: Path) -> set[tuple[str, str, str]]:
+    return {
+        (e["producer"], e["facet"], e["subscriber"]) for e in manifest(root)["topology"]["edges"]
+    }
+
+
+MOUNTS = ("crane-monitor[east]", "crane-monitor[north]", "crane-monitor[south]")
+
+
+def telemetry(north: int, south: int, east: int, alarm: str = "", at: str = "08:00") -> str:
+    cranes = {
+        name: {"lifts": lifts, "alarm": name == alarm}
+        for name, lifts in (("north", north), ("south", south), ("east", east))
+    }
+    return json.dumps({**cranes, "scanned_at": at})
+
+
+def test_template_mounts_once_per_facet(tmp_path: Path, run_prosec: Runner) -> None:
+    root = copy("wiring-template", tmp_path)
+    built = run_prosec("build", root, "--offline-tools")
+    assert built.returncode == 0, built.stdout + built.stderr
+    nodes = [n["node"] for n in manifest(root)["topology"]["nodes"]]
+    assert nodes == [*MOUNTS, "crane-telemetry", "harbour-board"]
+    assert edges(root) == {
+        ("crane-telemetry", "east", "crane-monitor[east]"),
+        ("crane-telemetry", "north", "crane-monitor[north]"),
+        ("crane-telemetry", "south", "crane-monitor[south]"),
+        *(((mount, "@atomic", "harbour-board")) for mount in MOUNTS),
+    }
+    # each mount is its own node: its own fingerprint, canonicalizer and postconditions
+    fingerprints = manifest(root)["contract_fingerprints"]
+    assert len({fingerprints[m] for m in MOUNTS}) == 3
+    explained = run_prosec("explain", "crane-monitor", root, "--format", "json")
+    assert explained.returncode == 0, explained.stderr
+    assert [(e["node"], e["template"]["value"]) for e in json.loads(explained.stdout)] == [
+        ("crane-monitor[east]", "east"),
+        ("crane-monitor[north]", "north"),
+        ("crane-monitor[south]", "south"),
+    ]
+    one = run_prosec("explain", "crane-monitor[north]", root)
+    assert "template parameter `crane` = `north`: `crane-telemetry.north`" in one.stdout
+    graph = run_prosec("graph", root, "--format", "json")
+    assert json.loads(graph.stdout)["parent_map"]["harbour-board"] == list(MOUNTS)
+
+
+def test_a_moved_facet_wakes_exactly_one_mount(tmp_path: Path, run_prosec: Runner) -> None:
+    root = copy("wiring-template", tmp_path)
+    assert run_prosec("build", root, "--offline-tools").returncode == 0
+    assert run_prosec("activate", root).returncode == 0
+    cold = run_prosec("run", "--json", cwd=root)
+    assert cold.returncode == 0, cold.stdout + cold.stderr
+    assert sorted(json.loads(cold.stdout)["rendered"]) == sorted(
+        [*MOUNTS, "crane-telemetry", "harbour-board"]
+    )
+
+    def trigger(data: str) -> dict[str, Any]:
+        result = run_prosec("trigger", "crane-telemetry", "--json", "--data", data, cwd=root)
+        assert result.returncode == 0, result.stdout + result.stderr
+        summary: dict[str, Any] = json.loads(result.stdout)
+        return summary
+
+    first = trigger(telemetry(3, 5, 1))
+    assert sorted(first["rendered"]) == sorted(["crane-telemetry", *MOUNTS])
+    # only the north slice moves: only the north monitor renders, then the board
+    north = trigger(telemetry(4, 5, 1, alarm="north", at="08:05"))
+    assert north["rendered"] == ["crane-telemetry", "crane-monitor[north]", "harbour-board"]
+    # only the south slice moves, and its monitor's status stays `ok`: the board sleeps
+    south = trigger(telemetry(4, 6, 1, alarm="north", at="08:09"))
+    assert south["rendered"] == ["crane-telemetry", "crane-monitor[south]"]
+    assert south["skipped"] == ["harbour-board"]
+    # an immaterial field alone wakes no mount
+    quiet = trigger(telemetry(4, 6, 1, alarm="north", at="08:15"))
+    assert [n for n in quiet["rendered"] if n.startswith("crane-monitor")] == []
+    board = root / "state" / "world-model" / "harbour-board" / "published"
+    assert json.loads((board / "alarms.json").read_text()) == ["north"]
+
+
+def test_an_instance_binding_wins_over_its_templates(tmp_path: Path, run_prosec: Runner) -> None:
+    root = copy("wiring-template", tmp_path)
+    with (root / "prose.toml").open("a", encoding="utf-8") as toml:
+        toml.write('\n[render."crane-monitor[east]"]\nkind = "command"\ncommand = "false"\n')
+    assert run_prosec("build", root, "--offline-tools").returncode == 0
+    assert run_prosec("activate", root).returncode == 0
+    result = run_prosec("run", "--json", cwd=root)
+    summary = json.loads(result.stdout)
+    failed = [item["node"] for item in summary["failed"]]  # {node, error, …} records
+    monitors = {
+        node: status
+        for status, nodes in (("rendered", summary["rendered"]), ("failed", failed))
+        for node in nodes
+        if node.startswith("crane-monitor")
+    }
+    # `command = "false"` binds the east mount alone; its siblings keep the template's
+    assert monitors == {
+        "crane-monitor[east]": "failed",
+        "crane-monitor[north]": "rendered",
+        "crane-monitor[south]": "rendered",
+    }
+
+
+def test_a_truth_named_in_the_maintains_lead_is_a_facet(tmp_path: Path, run_prosec: Runner) -> None:
+    root = copy("wiring-named-truth", tmp_path)
+    assert run_prosec("build", root, "--offline-tools").returncode == 0
+    assert edges(root) == {
+        ("till-roll", "takings_ledger", "daily-takings"),
+        ("till-roll", "takings_ledger", "stall-report"),
+    }
+    (till,) = [c for c in manifest(root)["canonicalizers"] if c["node"] == "till-roll"]
+    assert till["facets"] == ["@atomic", "takings_ledger"]
+    assert till["spec"]["facets"] == [{"facet": "takings_ledger", "paths": ["**"]}]
+
+
+def test_two_producers_of_one_named_truth_are_ambiguous(tmp_path: Path, run_prosec: Runner) -> None:
+    root = copy("wiring-truth-ambiguous", tmp_path)
+    result = run_prosec("build", root, "--offline-tools", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (record,) = json.loads(result.stdout)
+    assert record["code"] == "wiring_ambiguous" and record["severity"] == "warning"
+    for part in ("`takings_ledger`", "north-till.takings_ledger", "south-till.takings_ledger"):
+        assert part in record["message"]
+    assert edges(root) == set()  # no edge guessed
+    assert run_prosec("build", root, "--offline-tools", "--strict").returncode == 1
+
+
+def test_a_need_on_a_file_that_failed_to_parse_says_so(tmp_path: Path, run_prosec: Runner) -> None:
+    src = tmp_path / "books" / "src"
+    src.mkdir(parents=True)
+    (src / "ledger.prose.md").write_text(
+        "---\nname: ledger\nkind: [responsibility\n---\n\n### Maintains\n\n- `balances`: x\n"
+    )
+    (src / "auditor.prose.md").write_text(
+        "---\nname: auditor\nkind: responsibility\nid: 6J582CSV07FTQSQ3QCRM04XVK1\n---\n\n"
+        "### Requires\n\n- the `balances` of `ledger`\n\n### Maintains\n\n- `findings`: x\n"
+    )
+    # one file given: its project is read for context, the broken neighbour included
+    result = run_prosec("lint", "--format", "json", "src/auditor.prose.md", cwd=src.parent)
+    (record,) = json.loads(result.stdout)
+    assert record["code"] == "wiring_unsatisfied"
+    assert (
+        "`ledger` is defined in `src/ledger.prose.md`, but that file failed" in (record["message"])
+    )
+    assert "shares a word" not in record["message"]
+
+
+def test_an_empty_project_builds_the_empty_manifest(tmp_path: Path, run_prosec: Runner) -> None:
+    (tmp_path / "src").mkdir()
+    result = run_prosec("build", tmp_path, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (record,) = json.loads(result.stdout)
+    assert (record["code"], record["severity"], record["path"]) == ("sources_empty", "info", "src")
+    assert manifest(tmp_path)["topology"]["nodes"] == []
+
+
+def test_lint_fails_on_a_cycle(run_prosec: Runner) -> None:
+    result = run_prosec("lint", CORPUS / "wiring-cycle")
+    assert result.returncode == 1
+    assert " error wiring_cycle " in result.stdout
+
+
+@pytest.mark.parametrize("code", BUILD_CODES)
+def test_lint_reports_each_build_code(code: str, run_prosec: Runner) -> None:
+    """Every wiring, pattern and lowering example: lint finds it and fails as build does
+    (a warning fails under --strict when its strict severity is an error)."""
+    example = INVALID / code
+    result = run_prosec("lint", "--format", "json", ".", cwd=example)
+    assert {r["code"] for r in json.loads(result.stdout)} == {code}
+    info = CODES[code]
+    assert result.returncode == (1 if info.severity is Severity.ERROR else 0)
+    if info.strict_severity is Severity.ERROR:
+        assert run_prosec("lint", "--strict", ".", cwd=example).returncode == 1
+
+
+def test_select_and_ignore_cover_the_wiring_codes(run_prosec: Runner) -> None:
+    target = CORPUS / "wiring-cycle"
+    ignored = run_prosec("lint", "--ignore", "wiring_cycle", target)
+    assert ignored.returncode == 0 and ignored.stdout == ""
+    family = run_prosec("lint", "--select", "wiring_*", "--format", "json", target)
+    assert family.returncode == 1
+    assert {r["code"] for r in json.loads(family.stdout)} == {"wiring_cycle"}
+    other = run_prosec("lint", "--select", "id_missing", target)
+    assert other.returncode == 0
