@@ -107,14 +107,26 @@ class Property:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Arg:
+    """One argument of a call: positional (`name` is None) or named (`name: value`)."""
+
+    name: Name | None
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Invocation:
-    """`call target`, `session "prompt"`, `session: agent`, `session label: agent`, `resume: agent`."""
+    """`call target`, `session "prompt"`, `session: agent`, `session label: agent`,
+    `session task(args)`, `resume: agent`."""
 
     kind: InvocationKind
     target: Name | None  # call target, or the agent of session/resume
     target_is_string: bool  # `call "std/…"`
     prompt: StringLit | None  # `session "prompt"`
-    label: Name | None  # `session label: agent`
+    label: Name | None  # `session label: agent`, or the task of `session task(args)`
+    args: tuple[Arg, ...] | None  # `call f(a, b)`, `session task(a)`; None without parentheses
+    inputs: Expr | None  # `call f with {…}`: an object of inputs, beside the property lines
     properties: tuple[Property, ...]
     span: Span
 
@@ -124,7 +136,37 @@ class DoCall:
     """`do block-name(args)`."""
 
     block: Name
-    args: tuple[Expr, ...] | None  # None when written without parentheses
+    args: tuple[Arg, ...] | None  # None when written without parentheses
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Apply:
+    """`name(args)`: a builtin, a function called by name or an operation left to the render
+    (the checks decide which); a builtin statement may drop the parentheses around its one
+    argument (`write_world_model value`, `parenthesized` False)."""
+
+    function: Name
+    args: tuple[Arg, ...]
+    parenthesized: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Index:
+    """`target[key]`: an item of a list (by position from 0) or of an object (by key)."""
+
+    target: Expr
+    key: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Member:
+    """`target.name` after an item or a call (`xs[0].title`); `a.b` alone is a `Ref`."""
+
+    target: Expr
+    name: Name
     span: Span
 
 
@@ -161,8 +203,21 @@ class Pipeline:
 
 
 Expr: TypeAlias = (
-    StringLit | Number | Constant | Ref | ArrayExpr | ObjectExpr | Invocation | DoCall | Pipeline
+    StringLit
+    | Number
+    | Constant
+    | Ref
+    | ArrayExpr
+    | ObjectExpr
+    | Invocation
+    | DoCall
+    | Pipeline
+    | Apply
+    | Index
+    | Member
 )
+# what an assignment, `append` or `record` writes: a name, a property or an item of it
+Place: TypeAlias = Ref | Index | Member
 
 
 # -- statements -------------------------------------------------------------------------------
@@ -218,8 +273,32 @@ class Let:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Assign:
-    target: Ref
+    target: Place
     value: Value
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Append:
+    """`append item to target`, `append target item` or `record item in target`: the list
+    held at `target` gains `item` at its end."""
+
+    item: Expr
+    target: Place
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Break:
+    """`break`: leave the innermost `for`, `repeat` or `loop`."""
+
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Continue:
+    """`continue`: end this iteration of the innermost `for`, `repeat` or `loop`."""
+
     span: Span
 
 
@@ -237,9 +316,9 @@ class Throw:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExprStmt:
-    """An invocation or `do` used as a statement."""
+    """An invocation, `do` or `name(args)` used as a statement."""
 
-    value: Invocation | DoCall | DoBlock
+    value: Invocation | DoCall | DoBlock | Apply
     span: Span
 
 
@@ -296,6 +375,16 @@ class Loop:
     body: tuple[Stmt, ...]
     span: Span
     head_span: Span  # the `loop …:` line, for diagnostics about the header
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Filter:
+    """`filter source where condition`: the items of `source` for which the condition
+    (discretion text, with `item` naming each) holds, in their order."""
+
+    source: Expr
+    condition: Discretion
+    span: Span
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -358,7 +447,7 @@ class LegacyIO:
     span: Span
 
 
-Value: TypeAlias = Expr | DoBlock | Parallel | Repeat | For | Loop
+Value: TypeAlias = Expr | DoBlock | Parallel | Repeat | For | Loop | Filter
 
 Stmt: TypeAlias = (
     Use
@@ -366,6 +455,9 @@ Stmt: TypeAlias = (
     | BlockDef
     | Let
     | Assign
+    | Append
+    | Break
+    | Continue
     | Return
     | Throw
     | ExprStmt

@@ -10,8 +10,11 @@ from typing import NamedTuple
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..ir import Span
+from .builtins import BUILTINS, Builtin, builtin
 from .ir import (
     AgentDef,
+    Append,
+    Apply,
     ArrayExpr,
     Assign,
     BlockDef,
@@ -20,18 +23,22 @@ from .ir import (
     DoCall,
     Expr,
     ExprStmt,
+    Filter,
     For,
     If,
+    Index,
     Invocation,
     InvocationKind,
     LegacyIO,
     Let,
     Loop,
+    Member,
     Name,
     ObjectExpr,
     Parallel,
     PipeKind,
     Pipeline,
+    Place,
     Property,
     Ref,
     Repeat,
@@ -49,6 +56,15 @@ from .scope import ContractScope, key
 # property keys whose bare single-name values are host identifiers (`model: sonnet`,
 # `backoff: exponential`, `persist: project`) unless a binding of that name exists
 _IDENTIFIER_KEYS = frozenset({"model", "persist", "backoff"})
+
+
+def _count(found: Builtin) -> str:
+    """How many arguments a builtin takes, in words."""
+    if found.variadic:
+        return f"at least {found.required} argument{'s' if found.required != 1 else ''}"
+    if found.required == len(found.params):
+        return f"{found.required} argument{'s' if found.required != 1 else ''}"
+    return f"{found.required} to {len(found.params)} arguments"
 
 
 class Kind(StrEnum):
@@ -204,6 +220,9 @@ class _Walker:
         elif isinstance(stmt, Assign):
             self.value(stmt.value, scope, in_catch=in_catch)
             self.assign(stmt.target, scope)
+        elif isinstance(stmt, Append):
+            self.expr(stmt.item, scope)
+            self.assign(stmt.target, scope, appending=True)
         elif isinstance(stmt, Return | Throw):
             if stmt.value is not None:
                 self.value(stmt.value, scope, in_catch=in_catch)
@@ -243,20 +262,34 @@ class _Walker:
             self.value(stmt, scope, in_catch=in_catch)
         # Use and BlockDef were handled before the walk
 
-    def assign(self, target: Ref, scope: _Scope) -> None:
+    def assign(self, place: Place, scope: _Scope, *, appending: bool = False) -> None:
+        """A write to `place`: its name must be declared; only `name = …` rebinds it (an
+        item, a property or `append` writes into the value the name holds)."""
+        target = place
+        while isinstance(target, Index | Member):
+            if isinstance(target, Index):
+                self.expr(target.key, scope)
+            target = target.target
+        assert isinstance(target, Ref), "the grammar writes only names, properties and items"
         binding = scope.lookup(target.head)
         if binding is None:
+            what, start = ("appended to", "[]") if appending else ("assigned", "…")
             self.found.append(
                 diag.make(
                     "prosescript_assign_undeclared",
-                    f"`{target.head}` is assigned before it is declared; "
-                    f"write `let {target.head} = …` first",
+                    f"`{target.head}` is {what} before it is declared; "
+                    f"write `let {target.head} = {start}` first",
                     target.head_span,
                 )
             )
             # bind it, so later reads of the same name do not repeat the finding
             scope.names[key(target.head)] = _Binding(target.head, Kind.LET, target.head_span)
-        elif binding.kind in _IMMUTABLE and len(target.parts) == 1:
+        elif (
+            binding.kind in _IMMUTABLE
+            and not appending
+            and place is target
+            and len(target.parts) == 1
+        ):
             self.found.append(
                 diag.make(
                     "prosescript_immutable_reassigned",
@@ -284,6 +317,8 @@ class _Walker:
                 if part is not None:
                     self.expr(part, scope)
             self.loop_body(value.body, scope, [value.item, value.alias], in_catch=in_catch)
+        elif isinstance(value, Filter):
+            self.expr(value.source, scope)  # the condition is discretion text, read by the VM
         elif isinstance(value, Pipeline):
             self.expr(value.source, scope)
             for op in value.ops:
@@ -346,6 +381,13 @@ class _Walker:
             self.invocation(expr, scope)
         elif isinstance(expr, DoCall):
             self.do_call(expr, scope)
+        elif isinstance(expr, Apply):
+            self.apply(expr, scope)
+        elif isinstance(expr, Index):
+            self.expr(expr.target, scope)
+            self.expr(expr.key, scope)
+        elif isinstance(expr, Member):
+            self.expr(expr.target, scope)
         elif isinstance(expr, Pipeline):
             self.value(expr, scope, in_catch=False)
 
@@ -386,6 +428,10 @@ class _Walker:
             self.read_name(target.text, target.span, scope, f"{call.kind.value} agent ")
         if call.prompt is not None:
             self.expr(call.prompt, scope)
+        for arg in call.args or ():
+            self.expr(arg.value, scope)
+        if call.inputs is not None:
+            self.expr(call.inputs, scope)
         self.properties(call.properties, scope)
 
     def call_target(self, target: Name, is_string: bool, scope: _Scope) -> None:
@@ -406,6 +452,15 @@ class _Walker:
             or key(text) in self.targets
             or not self.contract.check_calls
         ):
+            return
+        if builtin(text) is not None:
+            self.found.append(
+                diag.make(
+                    "prosescript_unknown_call",
+                    f"`{text}` is a builtin, not a function: write `{text}(…)` without `call`",
+                    target.span,
+                )
+            )
             return
         close = difflib.get_close_matches(text, sorted(self.targets.values()), n=1)
         hint = f"; did you mean `{close[0]}`?" if close else ""
@@ -428,7 +483,76 @@ class _Walker:
                 )
             )
         for arg in call.args or ():
-            self.expr(arg, scope)
+            self.expr(arg.value, scope)
+
+    def apply(self, call: Apply, scope: _Scope) -> None:
+        """`name(args)`: a bound function value, a builtin, a `call` target, else an
+        operation left to the render (an info, so a typo is still pointed out)."""
+        for arg in call.args:
+            self.expr(arg.value, scope)
+        name = call.function
+        binding = scope.lookup(name.text)
+        if binding is not None and binding.kind in (Kind.AGENT, Kind.BLOCK):
+            advice = (
+                f"an agent, not a function: start it with `session: {name.text}`"
+                if binding.kind is Kind.AGENT
+                else f"a block: run it with `do {name.text}(…)`"
+            )
+            self.found.append(
+                diag.make("prosescript_unknown_call", f"`{name.text}` is {advice}", name.span)
+            )
+            return
+        if binding is not None:  # a function, slot or delegate held in a variable or alias
+            return
+        found = builtin(name.text)
+        if found is not None:
+            self.builtin(call, found, scope)
+            return
+        if key(name.text) in self.targets or not self.contract.check_calls:
+            return
+        known = sorted({b.name for b in BUILTINS.values()} | set(self.targets.values()))
+        close = difflib.get_close_matches(name.text, known, n=1, cutoff=0.8)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        self.found.append(
+            diag.make(
+                "prosescript_render_operation",
+                f"`{name.text}(…)` names no builtin, function, slot or binding, so the render "
+                f"performs it by judgement{hint} (define a function to pin what it does)",
+                name.span,
+            )
+        )
+
+    def builtin(self, call: Apply, found: Builtin, scope: _Scope) -> None:
+        named = next((arg for arg in call.args if arg.name is not None), None)
+        if named is not None or not found.accepts(len(call.args)):
+            problem = (
+                f"takes no named arguments (`{named.name.text}:`)"
+                if named is not None and named.name is not None
+                else f"takes {_count(found)}, this call passes {len(call.args)}"
+            )
+            self.found.append(
+                diag.make(
+                    "prosescript_builtin_arity",
+                    f"`{found.signature()}` {problem}",
+                    call.span,
+                )
+            )
+            return
+        if found.name != "input" or not isinstance(call.args[0].value, StringLit):
+            return
+        literal = call.args[0].value
+        declared = {key(name): name for name in self.contract.inputs}
+        if literal.interpolations or key(literal.value) in declared:
+            return
+        close = difflib.get_close_matches(literal.value, sorted(declared.values()), n=1)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        self.found.append(
+            diag.make(
+                "prosescript_undefined_name",
+                f'`input("{literal.value}")` names no declared input of the contract{hint}',
+                literal.span,
+            )
+        )
 
     def properties(self, props: Iterable[Property], scope: _Scope) -> None:
         for prop in props:
