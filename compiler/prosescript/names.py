@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from enum import StrEnum
-from typing import NamedTuple
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..ir import Span
+from .bindings import IMMUTABLE, Binding, Kind, Scope
 from .builtins import BUILTINS, Builtin, builtin
 from .ir import (
     AgentDef,
@@ -67,71 +66,6 @@ def _count(found: Builtin) -> str:
     return f"{found.required} to {len(found.params)} arguments"
 
 
-class Kind(StrEnum):
-    """How a name was bound; decides whether it may be reassigned."""
-
-    LET = "let"
-    CONST = "const"
-    LOOP = "loop variable"
-    CATCH = "catch variable"
-    PARAM = "block parameter"
-    PIPE = "pipeline variable"
-    INPUT = "input"
-    AGENT = "agent"
-    BLOCK = "block"
-    ALIAS = "`use` alias"
-
-
-_IMMUTABLE = frozenset({Kind.CONST, Kind.LOOP, Kind.CATCH, Kind.PARAM, Kind.PIPE})
-
-
-class _Binding(NamedTuple):
-    name: str
-    kind: Kind
-    span: Span | None
-
-
-class _Scope:
-    """One lexical scope of the walk (plain class: walker state, not IR)."""
-
-    __slots__ = ("block_body", "names", "parent", "script_level")
-
-    def __init__(
-        self, parent: _Scope | None, *, script_level: bool = True, block_body: bool = False
-    ) -> None:
-        self.parent = parent
-        self.names: dict[str, _Binding] = {}
-        self.script_level = script_level  # False only for the contract's own inputs
-        self.block_body = block_body  # a `block` body: its locals are its own, not shadows
-
-    def lookup(self, name: str) -> _Binding | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            found = scope.names.get(key(name))
-            if found is not None:
-                return found
-            scope = scope.parent
-        return None
-
-    def lookup_script(self, name: str) -> _Binding | None:
-        """A binding made by the script itself (not a declared contract input)."""
-        scope: _Scope | None = self
-        while scope is not None and scope.script_level:
-            found = scope.names.get(key(name))
-            if found is not None or scope.block_body:
-                return found
-            scope = scope.parent
-        return None
-
-    def visible(self) -> list[str]:
-        names: list[str] = []
-        scope: _Scope | None = self
-        while scope is not None:
-            names.extend(b.name for b in scope.names.values())
-            scope = scope.parent
-        return names
-
-
 def check_names(script: Script, scope: ContractScope) -> list[Diagnostic]:
     """Every name diagnostic of one fence, in the order the walk finds them."""
     return _Walker(scope).run(script, scope.inputs)
@@ -147,10 +81,10 @@ class _Walker:
         self.siblings: set[str] = set()  # bound by another branch of the enclosing `parallel:`
 
     def run(self, script: Script, inputs: Iterable[str]) -> list[Diagnostic]:
-        contract_scope = _Scope(parent=None, script_level=False)
+        contract_scope = Scope(parent=None, script_level=False)
         for name in inputs:
-            contract_scope.names.setdefault(key(name), _Binding(name, Kind.INPUT, None))
-        top = _Scope(parent=contract_scope)
+            contract_scope.names.setdefault(key(name), Binding(name, Kind.INPUT, None))
+        top = Scope(parent=contract_scope)
         # `use`, agents and blocks are collected before any statement runs
         for stmt in script.statements:
             if isinstance(stmt, Use) and stmt.alias is not None:
@@ -164,7 +98,7 @@ class _Walker:
         self.statements(script.statements, top, in_catch=False)
         for stmt in script.statements:
             if isinstance(stmt, BlockDef):
-                body_scope = _Scope(parent=top, block_body=True)
+                body_scope = Scope(parent=top, block_body=True)
                 for param in stmt.params:
                     self.bind(body_scope, param, Kind.PARAM)
                 self.statements(stmt.body, body_scope, in_catch=False)
@@ -172,7 +106,7 @@ class _Walker:
 
     # -- bindings -------------------------------------------------------------------------
 
-    def bind(self, scope: _Scope, name: Name, kind: Kind, *, shadow: bool = True) -> None:
+    def bind(self, scope: Scope, name: Name, kind: Kind, *, shadow: bool = True) -> None:
         existing = scope.names.get(key(name.text))
         if existing is not None:
             if existing.kind in (Kind.AGENT, Kind.BLOCK, Kind.ALIAS) and kind in (
@@ -204,15 +138,15 @@ class _Walker:
                     name.span,
                 )
             )
-        scope.names[key(name.text)] = _Binding(name.text, kind, name.span)
+        scope.names[key(name.text)] = Binding(name.text, kind, name.span)
 
     # -- statements -----------------------------------------------------------------------
 
-    def statements(self, stmts: Iterable[Stmt], scope: _Scope, *, in_catch: bool) -> None:
+    def statements(self, stmts: Iterable[Stmt], scope: Scope, *, in_catch: bool) -> None:
         for stmt in stmts:
             self.statement(stmt, scope, in_catch=in_catch)
 
-    def statement(self, stmt: Stmt, scope: _Scope, *, in_catch: bool) -> None:
+    def statement(self, stmt: Stmt, scope: Scope, *, in_catch: bool) -> None:
         if isinstance(stmt, Let):
             self.value(stmt.value, scope, in_catch=in_catch)
             for name in stmt.names:
@@ -245,27 +179,27 @@ class _Walker:
             self.bind(scope, stmt.name, Kind.INPUT)
         elif isinstance(stmt, If):
             for branch in stmt.branches:
-                self.statements(branch.body, _Scope(parent=scope), in_catch=in_catch)
+                self.statements(branch.body, Scope(parent=scope), in_catch=in_catch)
         elif isinstance(stmt, Choice):
             for option in stmt.options:
-                self.statements(option.body, _Scope(parent=scope), in_catch=in_catch)
+                self.statements(option.body, Scope(parent=scope), in_catch=in_catch)
         elif isinstance(stmt, Try):
-            self.statements(stmt.body, _Scope(parent=scope), in_catch=in_catch)
+            self.statements(stmt.body, Scope(parent=scope), in_catch=in_catch)
             if stmt.catch is not None:
-                catch_scope = _Scope(parent=scope)
+                catch_scope = Scope(parent=scope)
                 if stmt.catch.name is not None:
                     self.bind(catch_scope, stmt.catch.name, Kind.CATCH)
                 self.statements(stmt.catch.body, catch_scope, in_catch=True)
             if stmt.finally_body is not None:
-                self.statements(stmt.finally_body, _Scope(parent=scope), in_catch=in_catch)
+                self.statements(stmt.finally_body, Scope(parent=scope), in_catch=in_catch)
         elif isinstance(stmt, DoBlock | Parallel | Repeat | For | Loop):
             self.value(stmt, scope, in_catch=in_catch)
         # Use and BlockDef were handled before the walk
 
-    def assign(self, place: Place, scope: _Scope, *, appending: bool = False) -> None:
+    def assign(self, place: Place, scope: Scope, *, appending: bool = False) -> None:
         """A write to `place`: its name must be declared; only `name = …` rebinds it (an
         item, a property or `append` writes into the value the name holds)."""
-        target = place
+        target: Expr = place
         while isinstance(target, Index | Member):
             if isinstance(target, Index):
                 self.expr(target.key, scope)
@@ -283,9 +217,9 @@ class _Walker:
                 )
             )
             # bind it, so later reads of the same name do not repeat the finding
-            scope.names[key(target.head)] = _Binding(target.head, Kind.LET, target.head_span)
+            scope.names[key(target.head)] = Binding(target.head, Kind.LET, target.head_span)
         elif (
-            binding.kind in _IMMUTABLE
+            binding.kind in IMMUTABLE
             and not appending
             and place is target
             and len(target.parts) == 1
@@ -301,9 +235,9 @@ class _Walker:
 
     # -- values ---------------------------------------------------------------------------
 
-    def value(self, value: Value, scope: _Scope, *, in_catch: bool) -> None:
+    def value(self, value: Value, scope: Scope, *, in_catch: bool) -> None:
         if isinstance(value, DoBlock):
-            self.statements(value.body, _Scope(parent=scope), in_catch=in_catch)
+            self.statements(value.body, Scope(parent=scope), in_catch=in_catch)
         elif isinstance(value, Parallel):
             self.parallel(value, scope, in_catch=in_catch)
         elif isinstance(value, Repeat):
@@ -322,26 +256,26 @@ class _Walker:
         elif isinstance(value, Pipeline):
             self.expr(value.source, scope)
             for op in value.ops:
-                body_scope = _Scope(parent=scope)
+                body_scope = Scope(parent=scope)
                 if op.kind is PipeKind.REDUCE:
                     for name in op.names:
                         self.bind(body_scope, name, Kind.PIPE)
                 else:  # map, filter and pmap bind `item` implicitly
-                    body_scope.names[key("item")] = _Binding("item", Kind.PIPE, op.span)
+                    body_scope.names[key("item")] = Binding("item", Kind.PIPE, op.span)
                 self.statements(op.body, body_scope, in_catch=in_catch)
         else:
             self.expr(value, scope)
 
     def loop_body(
-        self, body: tuple[Stmt, ...], scope: _Scope, names: list[Name | None], *, in_catch: bool
+        self, body: tuple[Stmt, ...], scope: Scope, names: list[Name | None], *, in_catch: bool
     ) -> None:
-        body_scope = _Scope(parent=scope)
+        body_scope = Scope(parent=scope)
         for name in names:
             if name is not None:
                 self.bind(body_scope, name, Kind.LOOP)
         self.statements(body, body_scope, in_catch=in_catch)
 
-    def parallel(self, block: Parallel, scope: _Scope, *, in_catch: bool) -> None:
+    def parallel(self, block: Parallel, scope: Scope, *, in_catch: bool) -> None:
         """Branches run concurrently: none sees another's bindings; all are visible after."""
         branch_scopes = []
         outer_siblings = self.siblings
@@ -350,7 +284,7 @@ class _Walker:
             for stmt in block.body
         ]
         for index, stmt in enumerate(block.body):
-            branch = _Scope(parent=scope)
+            branch = Scope(parent=scope)
             self.siblings = outer_siblings.union(*(b for i, b in enumerate(bound) if i != index))
             self.statement(stmt, branch, in_catch=in_catch)
             branch_scopes.append(branch)
@@ -365,7 +299,7 @@ class _Walker:
                         shadow=False,
                     )
 
-    def expr(self, expr: Expr, scope: _Scope, *, property_key: str = "") -> None:
+    def expr(self, expr: Expr, scope: Scope, *, property_key: str = "") -> None:
         if isinstance(expr, Ref):
             self.read(expr, scope, property_key=property_key)
         elif isinstance(expr, StringLit):
@@ -391,12 +325,12 @@ class _Walker:
         elif isinstance(expr, Pipeline):
             self.value(expr, scope, in_catch=False)
 
-    def read(self, ref: Ref, scope: _Scope, *, property_key: str = "") -> None:
+    def read(self, ref: Ref, scope: Scope, *, property_key: str = "") -> None:
         if property_key in _IDENTIFIER_KEYS and len(ref.parts) == 1 and not scope.lookup(ref.head):
             return
         self.read_name(ref.head, ref.head_span, scope, "")
 
-    def read_name(self, name: str, span: Span, scope: _Scope, what: str) -> None:
+    def read_name(self, name: str, span: Span, scope: Scope, what: str) -> None:
         if scope.lookup(name) is not None:
             return
         if key(name) in self.siblings:
@@ -420,7 +354,7 @@ class _Walker:
             )
         )
 
-    def invocation(self, call: Invocation, scope: _Scope) -> None:
+    def invocation(self, call: Invocation, scope: Scope) -> None:
         target = call.target
         if call.kind is InvocationKind.CALL and target is not None:
             self.call_target(target, call.target_is_string, scope)
@@ -434,7 +368,7 @@ class _Walker:
             self.expr(call.inputs, scope)
         self.properties(call.properties, scope)
 
-    def call_target(self, target: Name, is_string: bool, scope: _Scope) -> None:
+    def call_target(self, target: Name, is_string: bool, scope: Scope) -> None:
         text = target.text
         if key(text) in self.agents:
             self.found.append(
@@ -473,7 +407,7 @@ class _Walker:
             )
         )
 
-    def do_call(self, call: DoCall, scope: _Scope) -> None:
+    def do_call(self, call: DoCall, scope: Scope) -> None:
         if key(call.block.text) not in self.blocks:
             self.found.append(
                 diag.make(
@@ -485,7 +419,7 @@ class _Walker:
         for arg in call.args or ():
             self.expr(arg.value, scope)
 
-    def apply(self, call: Apply, scope: _Scope) -> None:
+    def apply(self, call: Apply, scope: Scope) -> None:
         """`name(args)`: a bound function value, a builtin, a `call` target, else an
         operation left to the render (an info, so a typo is still pointed out)."""
         for arg in call.args:
@@ -522,7 +456,7 @@ class _Walker:
             )
         )
 
-    def builtin(self, call: Apply, found: Builtin, scope: _Scope) -> None:
+    def builtin(self, call: Apply, found: Builtin, scope: Scope) -> None:
         named = next((arg for arg in call.args if arg.name is not None), None)
         if named is not None or not found.accepts(len(call.args)):
             problem = (
@@ -554,7 +488,7 @@ class _Walker:
             )
         )
 
-    def properties(self, props: Iterable[Property], scope: _Scope) -> None:
+    def properties(self, props: Iterable[Property], scope: Scope) -> None:
         for prop in props:
             if prop.value is not None:
                 self.expr(prop.value, scope, property_key=prop.key.text)
