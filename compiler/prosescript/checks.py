@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
-from ..ir import Span
 from .ir import (
     AgentDef,
     Apply,
@@ -42,6 +40,7 @@ from .ir import (
     Try,
     Use,
 )
+from .node import Node, fields
 from .scope import key
 
 JOIN_STRATEGIES = ("all", "first", "any")
@@ -56,7 +55,7 @@ def nodes(value: object) -> Iterator[object]:
         for item in value:
             yield from nodes(item)
         return
-    if not dataclasses.is_dataclass(value) or isinstance(value, type | Span | Name):
+    if not isinstance(value, Node) or isinstance(value, Name):
         return
     yield value
     for name in _child_fields(type(value)):
@@ -64,11 +63,9 @@ def nodes(value: object) -> Iterator[object]:
 
 
 @functools.cache
-def _child_fields(cls: type) -> tuple[str, ...]:
+def _child_fields(cls: type[Node]) -> tuple[str, ...]:
     """The fields of an IR class that may hold nodes (spans and plain values cannot)."""
-    return tuple(
-        f.name for f in dataclasses.fields(cls) if f.name != "span" and not f.name.endswith("_span")
-    )
+    return tuple(f for f in fields(cls) if f != "span" and not f.endswith("_span"))
 
 
 def check_structure(script: Script) -> list[Diagnostic]:
@@ -138,7 +135,7 @@ def _loop_control(value: object, flow: _Flow) -> Iterator[Diagnostic]:
         if problem and not (flow is _Flow.PARALLEL_LOOP and word == "continue"):
             yield diag.make("prosescript_loop_control_misplaced", problem, value.span)
         return
-    if not dataclasses.is_dataclass(value) or isinstance(value, type | Span | Name):
+    if not isinstance(value, Node) or isinstance(value, Name):
         return
     if isinstance(value, For | Repeat):
         flow = _Flow.PARALLEL_LOOP if value.parallel else _Flow.LOOP
