@@ -33,7 +33,7 @@ from prosec.compiler.prosescript.ir import (
     StringLit,
 )
 
-from .test_parse import PATH, fence, parse
+from .test_parse import PATH, error, fence, parse
 
 
 def test_function_call_with_positional_and_named_arguments() -> None:
@@ -74,11 +74,27 @@ def test_a_paren_apart_from_the_name_is_a_modifier_list() -> None:
 
 
 def test_keywords_before_a_paren_keep_their_meaning() -> None:
-    parallel, loop = parse(
-        'parallel("any", count: 1):\n  call a\nloop(max: 2):\n  call a'
+    parallel, loop, branch = parse(
+        'parallel("any", count: 1):\n  call a\nloop(max: 2):\n  call a\nif(a is b):\n  call a'
     ).statements
     assert not isinstance(parallel, ExprStmt) and not isinstance(loop, ExprStmt)
     assert isinstance(loop, Loop) and loop.max is not None
+    assert isinstance(branch, If) and branch.branches[0].condition is not None
+    assert branch.branches[0].condition.text == "(a is b)"
+    assert error("return(draft)\n").code == "prosescript_syntax"
+
+
+def test_every_keyword_is_given_back_by_the_post_lexer() -> None:
+    # a word that is not in KEYWORDS would become a call when written right before `(`
+    words = {
+        t.pattern.value
+        for t in ps.parser().terminals
+        if t.pattern.type == "str" and t.pattern.value.isidentifier()
+    }
+    calls = {"input", "max", "write_world_model"}  # builtins, read as calls before `(`
+    after_a_value = {"as", "each", "in", "to", "with", "reduce"}  # never where a call starts
+    assert words - calls - after_a_value == ps.KEYWORDS
+    assert {t.name for t in ps.parser().terminals} >= {w.upper() for w in ps.KEYWORDS}
 
 
 def test_call_and_session_with_arguments() -> None:
