@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from .. import diagnostics as diag
@@ -55,6 +54,13 @@ from .scope import ContractScope, key
 # property keys whose bare single-name values are host identifiers (`model: sonnet`,
 # `backoff: exponential`, `persist: project`) unless a binding of that name exists
 _IDENTIFIER_KEYS = frozenset({"model", "persist", "backoff"})
+
+
+def _close(word: str, candidates: Iterable[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The nearest candidates, for a "did you mean" (difflib loads only when one is needed)."""
+    import difflib
+
+    return difflib.get_close_matches(word, list(candidates), n=n, cutoff=cutoff)
 
 
 def _count(found: Builtin) -> str:
@@ -343,7 +349,7 @@ class _Walker:
                 )
             )
             return
-        close = difflib.get_close_matches(name, sorted(set(scope.visible())), n=1, cutoff=0.8)
+        close = _close(name, sorted(set(scope.visible())), n=1, cutoff=0.8)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         self.found.append(
             diag.make(
@@ -396,7 +402,7 @@ class _Walker:
                 )
             )
             return
-        close = difflib.get_close_matches(text, sorted(self.targets.values()), n=1)
+        close = _close(text, sorted(self.targets.values()), n=1)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         self.found.append(
             diag.make(
@@ -445,7 +451,7 @@ class _Walker:
         if key(name.text) in self.targets or not self.contract.check_calls:
             return
         known = sorted({b.name for b in BUILTINS.values()} | set(self.targets.values()))
-        close = difflib.get_close_matches(name.text, known, n=1, cutoff=0.8)
+        close = _close(name.text, known, n=1, cutoff=0.8)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         self.found.append(
             diag.make(
@@ -478,7 +484,7 @@ class _Walker:
         declared = {key(name): name for name in self.contract.inputs}
         if literal.interpolations or key(literal.value) in declared:
             return
-        close = difflib.get_close_matches(literal.value, sorted(declared.values()), n=1)
+        close = _close(literal.value, sorted(declared.values()), n=1)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         self.found.append(
             diag.make(
