@@ -446,7 +446,7 @@ class _Walker:
             return
         found = builtin(name.text)
         if found is not None:
-            self.builtin(call, found, scope)
+            self.builtin(call, found)
             return
         if key(name.text) in self.targets or not self.contract.check_calls:
             return
@@ -462,7 +462,7 @@ class _Walker:
             )
         )
 
-    def builtin(self, call: Apply, found: Builtin, scope: Scope) -> None:
+    def builtin(self, call: Apply, found: Builtin) -> None:
         named = next((arg for arg in call.args if arg.name is not None), None)
         if named is not None or not found.accepts(len(call.args)):
             problem = (
