@@ -1,14 +1,17 @@
-"""The base of the script IR: frozen, slotted, keyword-only value classes, without codegen.
+"""The base of the script IR: frozen, slotted, keyword-only dataclasses, without codegen.
 
 `@dataclass(frozen=True, slots=True)` compiles five methods and rebuilds the class for
 each of the ~50 script node types, ~30 ms of every `prosec lint` that meets a ```prose
-fence. A node class here gets its slots from its annotations when the class is created,
-and shares one set of generic methods; `dataclass_transform` gives type checkers the
-same view of it as of a frozen, keyword-only dataclass.
+fence. A node class here gets its slots from its annotations when the class is created
+and shares one set of generic methods (keyword-only `__init__`, `__eq__`, `__hash__`,
+`__repr__`, frozen `__setattr__`); `dataclasses` then registers its fields without
+generating any method, so `dataclasses.fields`, `replace` and `is_dataclass` work as
+for any dataclass, and `dataclass_transform` gives type checkers the same view.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import FrozenInstanceError
 from typing import Any, ClassVar, TypeVar, dataclass_transform
 
@@ -33,7 +36,16 @@ class _NodeType(type):
         )
         namespace["__slots__"] = own
         namespace["_fields"] = (*inherited, *own)
-        return super().__new__(mcs, name, bases, namespace, **kwargs)
+        # a docstring of its own spares dataclasses an `inspect.signature` call per class
+        namespace.setdefault("__doc__", f"{name}({', '.join(namespace['_fields'])})")
+        cls = super().__new__(mcs, name, bases, namespace, **kwargs)
+        if any(isinstance(base, _NodeType) for base in bases):
+            node_class: Any = cls
+            # fields only: every method comes from Node
+            dataclasses.dataclass(
+                node_class, init=False, repr=False, eq=False, match_args=False, kw_only=True
+            )
+        return cls
 
 
 class Node(metaclass=_NodeType):
@@ -85,13 +97,3 @@ def _rebuild(cls: type[N], values: dict[str, Any]) -> N:
 def fields(node: Node | type[Node]) -> tuple[str, ...]:
     """The field names of a node (or node class), in declaration order."""
     return node._fields
-
-
-def replace(node: N, /, **changes: Any) -> N:
-    """A copy of `node` with some fields changed (`dataclasses.replace` for nodes)."""
-    values = dict(zip(node._fields, node._values(), strict=True))
-    unknown = set(changes) - set(values)
-    if unknown:
-        raise TypeError(f"{type(node).__name__} has no field {', '.join(sorted(unknown))}")
-    values.update(changes)
-    return type(node)(**values)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
-from dataclasses import FrozenInstanceError
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 from prosec.compiler.ir import Span
 from prosec.compiler.prosescript import ir
 from prosec.compiler.prosescript.ir import Break, Continue, Name, Ref
-from prosec.compiler.prosescript.node import Node, fields, replace
+from prosec.compiler.prosescript.node import Node, fields
 
 SPAN = Span(path="a.prose.md", line=1, column=1, end_line=1, end_column=4)
 OTHER = Span(path="a.prose.md", line=2, column=1, end_line=2, end_column=4)
@@ -20,6 +21,18 @@ def test_fields_are_the_annotations_in_order() -> None:
     assert fields(Ref) == ("parts", "span", "head_span")
     assert Ref.__slots__ == ("parts", "span", "head_span")
     assert fields(Name(text="a", span=SPAN)) == ("text", "span")
+
+
+def test_nodes_are_dataclasses_to_the_dataclasses_module() -> None:
+    name = Name(text="a", span=SPAN)
+    assert dataclasses.is_dataclass(name) and dataclasses.is_dataclass(Name)
+    assert [(f.name, f.kw_only) for f in dataclasses.fields(Ref)] == [
+        ("parts", True),
+        ("span", True),
+        ("head_span", True),
+    ]
+    assert dataclasses.asdict(name) == {"text": "a", "span": dataclasses.asdict(SPAN)}
+    assert not dataclasses.is_dataclass(Node)
 
 
 def test_every_ir_class_is_a_slotted_node() -> None:
@@ -71,6 +84,6 @@ def test_replace_copy_and_pickle_keep_the_value() -> None:
     renamed = replace(name, text="b")
     assert renamed == Name(text="b", span=SPAN) and name.text == "a"
     with pytest.raises(TypeError, match="colour"):
-        replace(name, colour="red")
+        replace(name, colour="red")  # type: ignore[call-arg]
     assert copy.copy(name) == name and copy.deepcopy(name) == name
     assert pickle.loads(pickle.dumps(name)) == name
