@@ -62,6 +62,7 @@ _STATEMENT_WORDS = frozenset(
 )
 _VALUE_TERMINALS = frozenset({"STRING", "TRIPLE_STRING", "NUMBER", "TRUE", "FALSE", "NULL"})
 _LEXEME = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*|-?[0-9]+(?:\.[0-9]+)?|"""|\*\*\*|\*\*|\S')
+_FILTER_WITHOUT_CONDITION = re.compile(r"(?:^|[=\s])filter\s+\S.*\swhere\s*(?:#.*)?$")
 _SPACED_NAME_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\s+$")
 _FIRST_WORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)")
 _MAX_LISTED = 7
@@ -173,6 +174,8 @@ def _hint(site: ErrorSite, lines: list[str], found: str) -> str:
     head = first.group(1) if first else ""
     if found == "`(`" and _SPACED_NAME_BEFORE.search(before) and "LPAR" not in site.expected:
         return "a call's `(` follows its name directly: write `name(…)` without the space"
+    if _FILTER_WITHOUT_CONDITION.search(line):
+        return "`filter … where` needs a condition after `where`"
     if found == "an unterminated string":
         return 'a "…" string must close on the same line; use """…""" for text over several lines'
     if head in ("else", "elif") and found != f"`{head}`":

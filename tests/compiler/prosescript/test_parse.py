@@ -589,6 +589,7 @@ def test_hints_for_constructs_outside_the_grammar() -> None:
     assert "without the space" in error("let r = call registry (subject)\n").message
     assert "without the space" in error("summarize (topic)\n").message
     assert "`proceed` is not a ProseScript statement" in error("proceed\n").message
+    assert "needs a condition" in error("let a = filter xs where\n").message
 
 
 # -- the shipped parse table ------------------------------------------------------------------
