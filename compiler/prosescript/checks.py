@@ -72,7 +72,7 @@ def check_structure(script: Script) -> list[Diagnostic]:
     """The deterministic, scope-free validation rows of `prosescript.md`."""
     found: list[Diagnostic] = []
     found += _declarations(script)
-    found += _loop_control(script.statements, _Flow.OUTSIDE)
+    loop_control = False
     blocks = {key(s.name.text): s for s in script.statements if isinstance(s, BlockDef)}
     agents = {key(s.name.text): s for s in script.statements if isinstance(s, AgentDef)}
     for node in nodes(script.statements):
@@ -104,6 +104,10 @@ def check_structure(script: Script) -> list[Diagnostic]:
             found += _arity(node, blocks[key(node.block.text)])
         elif isinstance(node, Apply):
             found += _duplicate_args(node.args)
+        elif isinstance(node, Break | Continue):
+            loop_control = True
+    if loop_control:  # where each stands takes a second walk, rarely needed
+        found += _loop_control(script.statements, _Flow.OUTSIDE)
     return found
 
 
