@@ -146,6 +146,15 @@ CODES: dict[str, CodeInfo] = {
     ),
     "prosescript_use_after_statement": CodeInfo(ERR, "`use` after an executable statement"),
     "prosescript_bad_escape": CodeInfo(ERR, "a string uses an unknown `\\` escape"),
+    "prosescript_loop_control_misplaced": CodeInfo(
+        ERR, "`break` or `continue` outside a loop, or leaving a parallel branch"
+    ),
+    "prosescript_builtin_arity": CodeInfo(
+        ERR, "a builtin (`read_world_model(…)`, …) gets the wrong arguments"
+    ),
+    "prosescript_render_operation": CodeInfo(
+        INFO, "`name(…)` names no builtin, function or binding: the render performs it"
+    ),
     "execution_unfenced": CodeInfo(INFO, "`### Execution` is written as unfenced pseudocode"),
     # build: the project
     "sources_empty": CodeInfo(INFO, "the project has no `.prose.md` sources to compile"),

@@ -6,13 +6,19 @@ from collections.abc import Callable
 
 from .ir import (
     AgentDef,
+    Append,
+    Apply,
+    Arg,
     Assign,
     BlockDef,
     Branch,
+    Break,
     Catch,
     Choice,
+    Continue,
     DoBlock,
     ExprStmt,
+    Filter,
     For,
     If,
     LegacyDirection,
@@ -101,7 +107,34 @@ class _StatementBuilder(ValueBuilder):
 
     def _stmt_assignment(self, node: Node) -> Stmt:
         target, value = kids(node)
-        return Assign(target=self.reference(target), value=self.value(value), span=self.span(node))
+        return Assign(target=self.place(target), value=self.value(value), span=self.span(node))
+
+    def _stmt_append_to(self, node: Node) -> Stmt:
+        item, target = kids(node)
+        return Append(item=self.expr(item), target=self.place(target), span=self.span(node))
+
+    _stmt_record_stmt = _stmt_append_to
+
+    def _stmt_append_into(self, node: Node) -> Stmt:
+        target, item = kids(node)
+        return Append(item=self.expr(item), target=self.place(target), span=self.span(node))
+
+    def _stmt_break_stmt(self, node: Node) -> Stmt:
+        return Break(span=self.span(node))
+
+    def _stmt_continue_stmt(self, node: Node) -> Stmt:
+        return Continue(span=self.span(node))
+
+    def _stmt_apply_stmt(self, node: Node) -> Stmt:
+        return ExprStmt(value=self.apply(kids(node)[0]), span=self.span(node))
+
+    def _stmt_command_stmt(self, node: Node) -> Stmt:
+        command, value = kids(node)
+        arg = Arg(name=None, value=self.expr(value), span=self.span(value))
+        apply = Apply(
+            function=self.name(command), args=(arg,), parenthesized=False, span=self.span(node)
+        )
+        return ExprStmt(value=apply, span=self.span(node))
 
     def _stmt_return_stmt(self, node: Node) -> Stmt:
         value = self.value(kids(node)[0]) if kids(node) else None
@@ -257,6 +290,11 @@ class _StatementBuilder(ValueBuilder):
             return self.compound(node)
         if node.data == "invocation":
             return self.invocation(node)
+        if node.data == "filter_expr":
+            source, condition = kids(node)
+            return Filter(
+                source=self.expr(source), condition=self.where(condition), span=self.span(node)
+            )
         source, *ops = kids(node)  # value_rhs
         if not ops:
             return self.expr(source)

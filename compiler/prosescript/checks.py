@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Iterable, Iterator
+from enum import StrEnum
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
-from ..ir import Span
 from .ir import (
     AgentDef,
+    Apply,
+    Arg,
     BlockDef,
+    Break,
     Choice,
     Constant,
+    Continue,
     DoCall,
     Expr,
     For,
+    Index,
     Invocation,
     InvocationKind,
     LegacyIO,
     Loop,
     LoopKind,
+    Member,
     Modifier,
     Name,
     Number,
     Parallel,
+    PipeOp,
     Property,
     Ref,
     Repeat,
@@ -34,6 +40,7 @@ from .ir import (
     Try,
     Use,
 )
+from .node import Node, fields
 from .scope import key
 
 JOIN_STRATEGIES = ("all", "first", "any")
@@ -48,7 +55,7 @@ def nodes(value: object) -> Iterator[object]:
         for item in value:
             yield from nodes(item)
         return
-    if not dataclasses.is_dataclass(value) or isinstance(value, type | Span | Name):
+    if not isinstance(value, Node) or isinstance(value, Name):
         return
     yield value
     for name in _child_fields(type(value)):
@@ -56,17 +63,16 @@ def nodes(value: object) -> Iterator[object]:
 
 
 @functools.cache
-def _child_fields(cls: type) -> tuple[str, ...]:
+def _child_fields(cls: type[Node]) -> tuple[str, ...]:
     """The fields of an IR class that may hold nodes (spans and plain values cannot)."""
-    return tuple(
-        f.name for f in dataclasses.fields(cls) if f.name != "span" and not f.name.endswith("_span")
-    )
+    return tuple(f for f in fields(cls) if f != "span" and not f.endswith("_span"))
 
 
 def check_structure(script: Script) -> list[Diagnostic]:
     """The deterministic, scope-free validation rows of `prosescript.md`."""
     found: list[Diagnostic] = []
     found += _declarations(script)
+    loop_control = False
     blocks = {key(s.name.text): s for s in script.statements if isinstance(s, BlockDef)}
     agents = {key(s.name.text): s for s in script.statements if isinstance(s, AgentDef)}
     for node in nodes(script.statements):
@@ -96,7 +102,55 @@ def check_structure(script: Script) -> list[Diagnostic]:
             found += _duplicate_properties(node.properties)
         elif isinstance(node, DoCall) and key(node.block.text) in blocks:
             found += _arity(node, blocks[key(node.block.text)])
+        elif isinstance(node, Apply):
+            found += _duplicate_args(node.args)
+        elif isinstance(node, Break | Continue):
+            loop_control = True
+    if loop_control:  # where each stands takes a second walk, rarely needed
+        found += _loop_control(script.statements, _Flow.OUTSIDE)
     return found
+
+
+class _Flow(StrEnum):
+    """Where a `break` / `continue` stands, for the innermost enclosing construct."""
+
+    OUTSIDE = "outside"  # no loop encloses it (or a `block` body starts afresh)
+    LOOP = "loop"  # a sequential `for`, `repeat` or `loop`
+    PARALLEL_LOOP = "parallel loop"  # a `parallel for` / `parallel repeat` iteration
+    BRANCH = "branch"  # a `parallel:` branch or a pipeline body inside a loop
+
+
+def _loop_control(value: object, flow: _Flow) -> Iterator[Diagnostic]:
+    """`break` leaves the innermost sequential loop; `continue` ends an iteration of any
+    loop; neither crosses a `parallel:` branch or a pipeline body, which run apart."""
+    if isinstance(value, tuple):
+        for item in value:
+            yield from _loop_control(item, flow)
+        return
+    if isinstance(value, Break | Continue):
+        word = "break" if isinstance(value, Break) else "continue"
+        problem = {
+            _Flow.OUTSIDE: f"`{word}` is outside any `for`, `repeat` or `loop`",
+            _Flow.BRANCH: f"`{word}` cannot leave a `parallel:` branch or a pipeline body",
+            _Flow.PARALLEL_LOOP: "`break` cannot stop a `parallel for` or `parallel repeat`, "
+            'whose iterations run at once; use `parallel ("first")` or filter the results',
+            _Flow.LOOP: "",
+        }[flow]
+        if problem and not (flow is _Flow.PARALLEL_LOOP and word == "continue"):
+            yield diag.make("prosescript_loop_control_misplaced", problem, value.span)
+        return
+    if not isinstance(value, Node) or isinstance(value, Name):
+        return
+    if isinstance(value, For | Repeat):
+        flow = _Flow.PARALLEL_LOOP if value.parallel else _Flow.LOOP
+    elif isinstance(value, Loop):
+        flow = _Flow.LOOP
+    elif isinstance(value, BlockDef):
+        flow = _Flow.OUTSIDE
+    elif isinstance(value, Parallel | PipeOp) and flow is not _Flow.OUTSIDE:
+        flow = _Flow.BRANCH
+    for name in _child_fields(type(value)):
+        yield from _loop_control(getattr(value, name), flow)
 
 
 def _declarations(script: Script) -> Iterator[Diagnostic]:
@@ -149,7 +203,7 @@ def _count(expr: Expr, what: str) -> Iterator[Diagnostic]:
     """A literal count must be a positive integer; a reference is checked at run time."""
     if isinstance(expr, Number) and isinstance(expr.value, int) and expr.value >= 1:
         return
-    if isinstance(expr, Ref | Invocation | DoCall):
+    if isinstance(expr, Ref | Invocation | DoCall | Apply | Index | Member):
         return
     shown = expr.raw if isinstance(expr, Number | StringLit) else _literal(expr)
     yield diag.make(
@@ -252,6 +306,7 @@ def _escapes(string: StringLit) -> Iterator[Diagnostic]:
 
 
 def _invocation(call: Invocation, agents: dict[str, AgentDef]) -> Iterator[Diagnostic]:
+    yield from _duplicate_args(call.args or ())
     yield from _duplicate_properties(call.properties)
     props = {p.key.text: p for p in call.properties}
     retry, backoff = props.get("retry"), props.get("backoff")
@@ -305,9 +360,44 @@ def _duplicate_properties(props: Iterable[Property]) -> Iterator[Diagnostic]:
         yield from _duplicate_properties(prop.children)
 
 
+def _duplicate_args(args: Iterable[Arg]) -> Iterator[Diagnostic]:
+    seen: dict[str, Name] = {}
+    for arg in args:
+        if arg.name is None:
+            continue
+        first = seen.setdefault(key(arg.name.text), arg.name)
+        if first is not arg.name:
+            yield diag.make(
+                "prosescript_duplicate_property",
+                f"`{arg.name.text}` is already given on line {first.span.line}",
+                arg.name.span,
+            )
+
+
 def _arity(call: DoCall, block: BlockDef) -> Iterator[Diagnostic]:
-    given = len(call.args or ())
-    wanted = len(block.params)
+    """Positional arguments fill the parameters in order; named ones then name the rest."""
+    args = call.args or ()
+    params = [key(p.text) for p in block.params]
+    positional = 0
+    named = False
+    for arg in args:
+        if arg.name is None:
+            if named:
+                yield _block_arity(block, "a positional argument cannot follow a named one", arg)
+                return
+            positional += 1
+            continue
+        named = True
+        name = key(arg.name.text)
+        if name not in params:
+            problem = f"has no parameter `{arg.name.text}`"
+        elif name in params[:positional]:
+            problem = f"already receives `{arg.name.text}` by position"
+        else:
+            continue
+        yield _block_arity(block, problem, arg)
+        return
+    given, wanted = len(args), len(params)
     if given != wanted:
         yield diag.make(
             "prosescript_block_arity",
@@ -315,3 +405,9 @@ def _arity(call: DoCall, block: BlockDef) -> Iterator[Diagnostic]:
             f"this call passes {given}",
             call.span,
         )
+
+
+def _block_arity(block: BlockDef, problem: str, arg: Arg) -> Diagnostic:
+    if not problem.startswith("a positional"):
+        problem = f"block `{block.name.text}` {problem}"
+    return diag.make("prosescript_block_arity", problem, arg.span)

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 # terminals that are regexes, described for people rather than by their grammar names
 _NAMED = {
     "NAME": "a name",
+    "FUNC_NAME": "a name",
+    "FILTER": "`filter`",
+    "WHERE_TEXT": "`where` and a condition",
     "NUMBER": "a number",
     "STRING": "a string",
     "TRIPLE_STRING": "a string",
@@ -50,11 +53,17 @@ _STATEMENT_WORDS = frozenset(
         "try",
         "input",
         "output",
+        "record",
+        "append",
+        "break",
+        "continue",
+        "write_world_model",
     ]
 )
 _VALUE_TERMINALS = frozenset({"STRING", "TRIPLE_STRING", "NUMBER", "TRUE", "FALSE", "NULL"})
 _LEXEME = re.compile(r'[A-Za-z_][A-Za-z0-9_-]*|-?[0-9]+(?:\.[0-9]+)?|"""|\*\*\*|\*\*|\S')
-_NAME_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\s*$")
+_FILTER_WITHOUT_CONDITION = re.compile(r"(?:^|[=\s])filter\s+\S.*\swhere\s*(?:#.*)?$")
+_SPACED_NAME_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\s+$")
 _FIRST_WORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)")
 _MAX_LISTED = 7
 
@@ -163,20 +172,17 @@ def _hint(site: ErrorSite, lines: list[str], found: str) -> str:
     before = line[: max(site.column - 1, 0)]
     first = _FIRST_WORD.match(line)
     head = first.group(1) if first else ""
-    if found == "`(`" and _NAME_BEFORE.search(before) and "LPAR" not in site.expected:
-        return (
-            "ProseScript has no `name(…)` call syntax: write `call name` and pass inputs "
-            "as indented `key: value` lines"
-        )
-    if found == "`[`" and _NAME_BEFORE.search(before) and "LSQB" not in site.expected:
-        return "ProseScript has no indexing; read a property (`list.name`) instead"
+    if found == "`(`" and _SPACED_NAME_BEFORE.search(before) and "LPAR" not in site.expected:
+        return "a call's `(` follows its name directly: write `name(…)` without the space"
+    if _FILTER_WITHOUT_CONDITION.search(line):
+        return "`filter … where` needs a condition after `where`"
     if found == "an unterminated string":
         return 'a "…" string must close on the same line; use """…""" for text over several lines'
     if head in ("else", "elif") and found != f"`{head}`":
         return f"`{head}` must follow an `if` block at the same indentation"
     if head in ("catch", "finally") and found != f"`{head}`":
         return f"`{head}` must follow a `try` block at the same indentation"
-    if site.expected and site.expected <= {"EQUAL", "DOT"} and head not in _STATEMENT_WORDS:
+    if site.expected and site.expected <= {"EQUAL", "DOT", "LSQB"} and head not in _STATEMENT_WORDS:
         return (
             f"`{head}` is not a ProseScript statement; a line that starts with a name "
             "assigns to it (`name = value`)"

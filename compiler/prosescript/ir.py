@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
 from ..ir import Span
+from .node import Node
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Name:
+class Name(Node):
     """An identifier as written (`quality-bar`, `task_brief`) and where."""
 
     text: str
@@ -20,16 +19,14 @@ class Name:
 # -- expressions ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Interpolation:
+class Interpolation(Node):
     """A `{name}` / `{object.property}` inside a string."""
 
     parts: tuple[str, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StringLit:
+class StringLit(Node):
     """A string literal: `value` is the decoded text (escapes applied)."""
 
     value: str
@@ -40,23 +37,20 @@ class StringLit:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Number:
+class Number(Node):
     value: int | float
     raw: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Constant:
+class Constant(Node):
     """`true`, `false` or `null`."""
 
     value: bool | None
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Ref:
+class Ref(Node):
     """A reference: a variable and optional property accesses (`review.score`)."""
 
     parts: tuple[str, ...]
@@ -68,14 +62,12 @@ class Ref:
         return self.parts[0]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ArrayExpr:
+class ArrayExpr(Node):
     items: tuple[Expr, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Entry:
+class Entry(Node):
     """An object entry; shorthand `{ a }` has `value` = a Ref to `a`."""
 
     key: Name
@@ -84,8 +76,7 @@ class Entry:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ObjectExpr:
+class ObjectExpr(Node):
     entries: tuple[Entry, ...]
     span: Span
 
@@ -96,8 +87,7 @@ class InvocationKind(StrEnum):
     RESUME = "resume"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Property:
+class Property(Node):
     """One `name: value` line of a property block; `shape:` nests `children`."""
 
     key: Name
@@ -106,30 +96,65 @@ class Property:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Invocation:
-    """`call target`, `session "prompt"`, `session: agent`, `session label: agent`, `resume: agent`."""
+class Arg(Node):
+    """One argument of a call: positional (`name` is None) or named (`name: value`)."""
+
+    name: Name | None
+    value: Expr
+    span: Span
+
+
+class Invocation(Node):
+    """`call target`, `session "prompt"`, `session: agent`, `session label: agent`,
+    `session task(args)`, `resume: agent`."""
 
     kind: InvocationKind
     target: Name | None  # call target, or the agent of session/resume
     target_is_string: bool  # `call "std/…"`
     prompt: StringLit | None  # `session "prompt"`
-    label: Name | None  # `session label: agent`
+    label: Name | None  # `session label: agent`, or the task of `session task(args)`
+    args: tuple[Arg, ...] | None  # `call f(a, b)`, `session task(a)`; None without parentheses
+    inputs: Expr | None  # `call f with {…}`: an object of inputs, beside the property lines
     properties: tuple[Property, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DoCall:
+class DoCall(Node):
     """`do block-name(args)`."""
 
     block: Name
-    args: tuple[Expr, ...] | None  # None when written without parentheses
+    args: tuple[Arg, ...] | None  # None when written without parentheses
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DoBlock:
+class Apply(Node):
+    """`name(args)`: a builtin, a function called by name or an operation left to the render
+    (the checks decide which); a builtin statement may drop the parentheses around its one
+    argument (`write_world_model value`, `parenthesized` False)."""
+
+    function: Name
+    args: tuple[Arg, ...]
+    parenthesized: bool
+    span: Span
+
+
+class Index(Node):
+    """`target[key]`: an item of a list (by position from 0) or of an object (by key)."""
+
+    target: Expr
+    key: Expr
+    span: Span
+
+
+class Member(Node):
+    """`target.name` after an item or a call (`xs[0].title`); `a.b` alone is a `Ref`."""
+
+    target: Expr
+    name: Name
+    span: Span
+
+
+class DoBlock(Node):
     """An anonymous `do:` block."""
 
     body: tuple[Stmt, ...]
@@ -143,8 +168,7 @@ class PipeKind(StrEnum):
     REDUCE = "reduce"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PipeOp:
+class PipeOp(Node):
     """`| map:` … or `| reduce(acc, item):` …; map/filter/pmap bind `item` implicitly."""
 
     kind: PipeKind
@@ -153,16 +177,28 @@ class PipeOp:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Pipeline:
+class Pipeline(Node):
     source: Expr
     ops: tuple[PipeOp, ...]
     span: Span
 
 
 Expr: TypeAlias = (
-    StringLit | Number | Constant | Ref | ArrayExpr | ObjectExpr | Invocation | DoCall | Pipeline
+    StringLit
+    | Number
+    | Constant
+    | Ref
+    | ArrayExpr
+    | ObjectExpr
+    | Invocation
+    | DoCall
+    | Pipeline
+    | Apply
+    | Index
+    | Member
 )
+# what an assignment, `append` or `record` writes: a name, a property or an item of it
+Place: TypeAlias = Ref | Index | Member
 
 
 # -- statements -------------------------------------------------------------------------------
@@ -174,8 +210,7 @@ class DiscretionStyle(StrEnum):
     TRIPLE = "triple"  # ***…***, may span lines
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Discretion:
+class Discretion(Node):
     """Natural-language condition text (markers removed, whitespace collapsed)."""
 
     text: str
@@ -183,30 +218,26 @@ class Discretion:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Use:
+class Use(Node):
     source: StringLit
     alias: Name | None
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AgentDef:
+class AgentDef(Node):
     name: Name
     properties: tuple[Property, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BlockDef:
+class BlockDef(Node):
     name: Name
     params: tuple[Name, ...]
     body: tuple[Stmt, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Let:
+class Let(Node):
     """`let`/`const` binding; `destructured` for `let { a, b } = …`."""
 
     const: bool
@@ -216,35 +247,51 @@ class Let:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Assign:
-    target: Ref
+class Assign(Node):
+    target: Place
     value: Value
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Return:
+class Append(Node):
+    """`append item to target`, `append target item` or `record item in target`: the list
+    held at `target` gains `item` at its end."""
+
+    item: Expr
+    target: Place
+    span: Span
+
+
+class Break(Node):
+    """`break`: leave the innermost `for`, `repeat` or `loop`."""
+
+    span: Span
+
+
+class Continue(Node):
+    """`continue`: end this iteration of the innermost `for`, `repeat` or `loop`."""
+
+    span: Span
+
+
+class Return(Node):
     value: Value | None
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Throw:
+class Throw(Node):
     value: Value | None  # None re-raises the active error
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExprStmt:
-    """An invocation or `do` used as a statement."""
+class ExprStmt(Node):
+    """An invocation, `do` or `name(args)` used as a statement."""
 
-    value: Invocation | DoCall | DoBlock
+    value: Invocation | DoCall | DoBlock | Apply
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Modifier:
+class Modifier(Node):
     """A parallel modifier: a flag string (`"any"`) or a `key: value` pair (`count: 2`)."""
 
     key: Name | None
@@ -252,15 +299,13 @@ class Modifier:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Parallel:
+class Parallel(Node):
     modifiers: tuple[Modifier, ...]
     body: tuple[Stmt, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Repeat:
+class Repeat(Node):
     count: Expr
     alias: Name | None
     parallel: bool
@@ -268,8 +313,7 @@ class Repeat:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class For:
+class For(Node):
     names: tuple[Name, ...]  # item[, index]
     iterable: Expr
     parallel: bool
@@ -285,8 +329,7 @@ class LoopKind(StrEnum):
     FOR_EACH = "for-each"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Loop:
+class Loop(Node):
     kind: LoopKind
     condition: Discretion | None
     item: Name | None  # `loop for each item in …`
@@ -298,8 +341,16 @@ class Loop:
     head_span: Span  # the `loop …:` line, for diagnostics about the header
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Branch:
+class Filter(Node):
+    """`filter source where condition`: the items of `source` for which the condition
+    (discretion text, with `item` naming each) holds, in their order."""
+
+    source: Expr
+    condition: Discretion
+    span: Span
+
+
+class Branch(Node):
     """An `if`/`elif` branch (with a condition) or the `else` branch (condition None)."""
 
     condition: Discretion | None
@@ -307,35 +358,30 @@ class Branch:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class If:
+class If(Node):
     branches: tuple[Branch, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Option:
+class Option(Node):
     label: StringLit
     body: tuple[Stmt, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Choice:
+class Choice(Node):
     criteria: Discretion
     options: tuple[Option, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Catch:
+class Catch(Node):
     name: Name | None
     body: tuple[Stmt, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Try:
+class Try(Node):
     body: tuple[Stmt, ...]
     catch: Catch | None
     finally_body: tuple[Stmt, ...] | None
@@ -348,8 +394,7 @@ class LegacyDirection(StrEnum):
     OUTPUT = "output"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LegacyIO:
+class LegacyIO(Node):
     """A standalone-`.prose` `input name: …` / `output name = …` declaration."""
 
     direction: LegacyDirection
@@ -358,7 +403,7 @@ class LegacyIO:
     span: Span
 
 
-Value: TypeAlias = Expr | DoBlock | Parallel | Repeat | For | Loop
+Value: TypeAlias = Expr | DoBlock | Parallel | Repeat | For | Loop | Filter
 
 Stmt: TypeAlias = (
     Use
@@ -366,6 +411,9 @@ Stmt: TypeAlias = (
     | BlockDef
     | Let
     | Assign
+    | Append
+    | Break
+    | Continue
     | Return
     | Throw
     | ExprStmt
@@ -381,8 +429,7 @@ Stmt: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Script:
+class Script(Node):
     """One parsed ```prose fence."""
 
     statements: tuple[Stmt, ...]

@@ -40,6 +40,27 @@ class LayoutError(Exception):
         self.column = column
 
 
+# keywords that keep their meaning right before `(` (`loop(max: 3)`, `if(x):`): the lexer
+# reads a name followed by `(` as a function name first, and the post-lexer gives these
+# back their keyword terminal (lark names a keyword's terminal by its upper-case text)
+KEYWORDS = frozenset(
+    {
+        *("agent", "append", "block", "break", "call", "catch", "choice", "const", "continue"),
+        *("do", "elif", "else", "false", "finally", "for", "if", "let", "loop", "null"),
+        *("option", "output", "parallel", "record", "repeat", "resume", "return", "session"),
+        *("throw", "true", "try", "until", "use", "while"),
+    }
+)
+
+
+def _keywords_back(stream: Iterator[Token]) -> Iterator[Token]:
+    for token in stream:
+        if token.type == "FUNC_NAME" and token in KEYWORDS:
+            yield Token.new_borrow_pos(token.upper(), str(token), token)
+        else:
+            yield token
+
+
 class _Indenter(Indenter):
     """Python-style INDENT/DEDENT, with positioned errors instead of lark's DedentError."""
 
@@ -49,6 +70,9 @@ class _Indenter(Indenter):
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 8
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        return super().process(_keywords_back(stream))  # type: ignore[no-untyped-call,no-any-return]
 
     def handle_NL(self, token: Token) -> Iterator[Token]:
         if self.paren_level > 0:

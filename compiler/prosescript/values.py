@@ -8,6 +8,8 @@ from typing import Any
 
 from ..ir import Span
 from .ir import (
+    Apply,
+    Arg,
     ArrayExpr,
     Constant,
     Discretion,
@@ -15,9 +17,11 @@ from .ir import (
     DoCall,
     Entry,
     Expr,
+    Index,
     Interpolation,
     Invocation,
     InvocationKind,
+    Member,
     Modifier,
     Name,
     Number,
@@ -35,6 +39,8 @@ Node = Any  # a lark Tree (`.data`, `.children`) or Token (a str with positions)
 _MEANINGFUL = frozenset(
     {
         "NAME",
+        "FUNC_NAME",
+        "COMMAND",
         "PATH_TARGET",
         "STRING",
         "TRIPLE_STRING",
@@ -49,6 +55,7 @@ _MEANINGFUL = frozenset(
         "LOOP_TEXT",
         "BOLD_TEXT",
         "TRIPLE_TEXT",
+        "WHERE_TEXT",
     }
 )
 _LAYOUT = frozenset({"_NL", "_INDENT", "_DEDENT"})
@@ -155,7 +162,21 @@ class ValueBuilder:
             return ObjectExpr(entries=tuple(self.entry(c) for c in kids(node)), span=span)
         if kind == "do_call":
             return self.do_call(node)
+        if kind == "apply":
+            return self.apply(node)
+        if kind == "index":
+            target, key = kids(node)
+            return Index(target=self.expr(target), key=self.expr(key), span=span)
+        if kind == "member":
+            target, name = kids(node)
+            return Member(target=self.expr(target), name=self.name(name), span=span)
         return self.invocation_head(node, (), span)
+
+    def place(self, node: Node) -> Ref | Index | Member:
+        """An assignment target (the grammar admits only names, properties and items)."""
+        place = self.expr(node)
+        assert isinstance(place, Ref | Index | Member), node.data
+        return place
 
     def entry(self, node: Node) -> Entry:
         key = self.name(kids(node)[0])
@@ -170,12 +191,31 @@ class ValueBuilder:
         return Ref(parts=parts, span=self.span(node), head_span=self.span(kids(node)[0]))
 
     def do_call(self, node: Node) -> DoCall:
-        args = tree(kids(node), "args")
         return DoCall(
             block=self.name(kids(node)[0]),
-            args=None if args is None else tuple(self.expr(a) for a in kids(args)),
+            args=self.args(tree(kids(node), "args")),
             span=self.span(node),
         )
+
+    def apply(self, node: Node) -> Apply:
+        function, args = kids(node)
+        return Apply(
+            function=self.name(function),
+            args=self.args(args) or (),
+            parenthesized=True,
+            span=self.span(node),
+        )
+
+    def args(self, node: Node | None) -> tuple[Arg, ...] | None:
+        """A parenthesized argument list; None when there is none."""
+        if node is None:
+            return None
+        result = []
+        for arg in kids(node):
+            parts = kids(arg)
+            name = self.name(parts[0]) if arg.data == "named_arg" else None
+            result.append(Arg(name=name, value=self.expr(parts[-1]), span=self.span(arg)))
+        return tuple(result)
 
     def invocation(self, node: Node) -> Invocation:
         head, *props = kids(node)
@@ -194,17 +234,22 @@ class ValueBuilder:
             prompt = self.string(children[0])
         elif head.data == "session_named":
             label, target = self.name(children[0]), self.name(children[1])
+        elif head.data == "session_task":
+            label = self.name(children[0])
         elif is_token(children[0]):
             target = self.name(children[0])
         else:  # `call "std/…"`: the string is the target
             literal = self.string(children[0])
             target = Name(text=literal.value, span=literal.span)
+        inputs = tree(children, "with_inputs")
         return Invocation(
             kind=kind,
             target=target,
             target_is_string=head.data == "call_head" and not is_token(children[0]),
             prompt=prompt,
             label=label,
+            args=self.args(tree(children, "args")),
+            inputs=None if inputs is None else self.expr(kids(inputs)[0]),
             properties=properties,
             span=span,
         )
@@ -231,6 +276,18 @@ class ValueBuilder:
         elif token.type == "BOLD_TEXT":
             style, raw = DiscretionStyle.BOLD, raw[2:-2]
         return Discretion(text=" ".join(raw.split()), style=style, span=self.span(token))
+
+    def where(self, token: Node) -> Discretion:
+        """The condition of `filter … where <condition>`: the text after `where`, trimmed."""
+        raw = str(token)
+        text = raw[len("where") :].lstrip()
+        start = len(raw) - len(text)
+        text = text.rstrip()
+        return Discretion(
+            text=" ".join(text.split()),
+            style=DiscretionStyle.BARE,
+            span=self._offset_span(token, start, len(text)),
+        )
 
     # -- strings --------------------------------------------------------------------------
 

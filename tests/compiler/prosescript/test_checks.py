@@ -99,7 +99,37 @@ FIRING = [
     ("agent a:\n  persist: false\nlet r = resume: a", ["prosescript_resume_not_persistent"]),
     ('let a = 1\nuse "std/x" as x', ["prosescript_use_after_statement"]),
     ('let a = "bad \\q"', ["prosescript_bad_escape"]),
-    ("let a = session extract(topic)", ["prosescript_syntax"]),
+    ("let a = session extract (topic)", ["prosescript_syntax"]),  # `(` apart from the name
+    ("continue", ["prosescript_loop_control_misplaced"]),
+    ("if topic is long:\n  break", ["prosescript_loop_control_misplaced"]),
+    ("parallel for x in topic:\n  break", ["prosescript_loop_control_misplaced"]),
+    ("for x in topic:\n  parallel:\n    continue", ["prosescript_loop_control_misplaced"]),
+    (
+        "for x in topic:\n  let y = x\n    | map:\n        continue",
+        ["prosescript_loop_control_misplaced"],
+    ),
+    ("block b():\n  break\nrepeat 2:\n  do b()", ["prosescript_loop_control_misplaced"]),
+    ('let a = read_world_model("self", "x")', ["prosescript_builtin_arity"]),
+    ("let a = max()", ["prosescript_builtin_arity"]),
+    ("let a = read_world_model(node: topic)", ["prosescript_builtin_arity"]),
+    ("let a = summarize(topic)", ["prosescript_render_operation"]),
+    ('let a = input("topik")', ["prosescript_undefined_name"]),
+    ("let a = helper(nowhere)", ["prosescript_undefined_name"]),
+    ("let a = call helper(topic) with { x: nowhere }", ["prosescript_undefined_name"]),
+    ("let a = topic[index]", ["prosescript_undefined_name"]),
+    ("append topic to nowhere", ["prosescript_assign_undeclared"]),
+    ("record topic in nowhere", ["prosescript_assign_undeclared"]),
+    ("nowhere[0] = topic", ["prosescript_assign_undeclared"]),
+    ("let xs = []\nappend xs nowhere", ["prosescript_undefined_name"]),
+    ("let a = filter nowhere where item is long", ["prosescript_undefined_name"]),
+    ("let a = call read_world_model", ["prosescript_unknown_call"]),
+    ("agent w:\n  model: x\nlet a = w(topic)", ["prosescript_unknown_call"]),
+    ("block b(x):\n  return x\nlet a = b(topic)", ["prosescript_unknown_call"]),
+    ("block b(x):\n  return x\nlet r = do b(y: 1)", ["prosescript_block_arity"]),
+    ("block b(x):\n  return x\nlet r = do b(1, x: 1)", ["prosescript_block_arity"]),
+    ("block b(x, y):\n  return x\nlet r = do b(x: 1, 2)", ["prosescript_block_arity"]),
+    ("let a = helper(x: 1, x: 2)", ["prosescript_duplicate_property"]),
+    ("for x in topic:\n  x[0] = 1\n  x = 2", ["prosescript_immutable_reassigned"]),
 ]
 
 # scripts that must lint clean: each sits next to a check and shows what it allows
@@ -125,6 +155,18 @@ QUIET = [
     "call helper\n  retry: 3\n  backoff: exponential",
     'choice best:\n  option "a":\n    call helper\n  option "b":\n    call helper',
     "let { a, b } = call helper\nreturn { a, b, c: a.d }",
+    # the forms beyond the reference grammar
+    'let prior = read_world_model("self")\nlet t = read_subscription("feed", "risk")',
+    'let t = input("topic")\nlet q = input("quality-bar")\nlet m = max(1, min([2, 3]))',
+    "let a = helper(topic, depth: 2)\nlet b = call helper(topic) with { x: a }",
+    "let s = session extract(topic)\nlet xs = []\nappend s to xs\nrecord s in xs\nappend xs s",
+    "const xs = []\nappend topic to xs\nxs[0] = topic",  # writes into a const's value
+    "for x in topic:\n  if x is done:\n    continue\n  if x is last:\n    break",
+    "parallel for x in topic:\n  try:\n    continue\n  finally:\n    call helper",
+    "let a = filter topic where item.at > 3\nwrite_world_model { a: a[0].b }",
+    "write_world_model(topic)",
+    "for delegate in topic:\n  let r = delegate(topic)",  # a function held in a variable
+    "block b(x, y):\n  return x\nlet r = do b(1, y: 2)\nlet s = do b(y: 2, x: 1)",
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,31 @@ def test_cli_passes_the_rich_program(run_prosec: Runner) -> None:
     result = run_prosec("lint", CORPUS / "prosescript")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == ""
+
+
+def test_cli_lints_and_builds_the_program_of_the_new_forms(
+    run_prosec: Runner, tmp_path: Path
+) -> None:
+    # corpus/pantry-restock uses every form beyond the reference grammar (README)
+    program = tmp_path / "pantry-restock"
+    shutil.copytree(CORPUS / "pantry-restock", program)
+    lint = run_prosec("lint", program)
+    assert (lint.returncode, lint.stdout) == (0, ""), lint.stderr
+    build = run_prosec("build", program)
+    assert build.returncode == 0, build.stdout + build.stderr
+    intent = json.loads((program / "dist" / "manifest.next.json").read_text(encoding="utf-8"))
+    edges = {(e["producer"], e["subscriber"], e["facet"]) for e in intent["topology"]["edges"]}
+    assert edges == {
+        ("pantry-deliveries", "pantry-stock", "@atomic"),
+        ("pantry-stock", "restock-plan", "shortages"),
+    }
+    assert intent["diagnostics"] == []
+
+
+def test_cli_reports_an_operation_left_to_the_render_as_info(run_prosec: Runner) -> None:
+    example = CORPUS / "invalid" / "prosescript_render_operation"
+    result = run_prosec("lint", "--format", "json", example)
+    assert result.returncode == 0, result.stderr  # an info never fails the lint
+    (record,) = json.loads(result.stdout)
+    assert (record["code"], record["severity"]) == ("prosescript_render_operation", "info")
+    assert "`summarize(…)`" in record["message"]

@@ -541,14 +541,16 @@ def test_span_of_a_multi_line_statement_ends_at_its_last_token() -> None:
 @pytest.mark.parametrize(
     ("source", "line", "column"),
     [
-        ("let x = 1\nlet y = session extract(subject)\n", 3, 24),  # `(` after a name
+        ("let x = 1\nlet y = session extract (subject)\n", 3, 25),  # `(` apart from a name
         ("if something holds\n  call a\n", 2, 19),  # missing colon: end of line
         ("let a = call x\n    b: c\n  d: e\n", 4, 3),  # dedent to no block
         ('let a = "unterminated\ncall b\n', 2, 9),
         ("repeat 3:\ncall a\n", 3, 1),  # the body is not indented
         ("if x:\n    call a\n  call b\n", 4, 3),
-        ("record item in list\n", 2, 8),
-        ("let a = briefs[index]\n", 2, 15),
+        ("record item into list\n", 2, 13),  # `record` takes `in`
+        ("append xs [1]\n", 2, 14),  # `xs[1]` is an item: `append xs[1] to …`
+        ("let a = filter xs where\n", 2, 16),  # no condition: `filter` is a plain name
+        ("continue 2\n", 2, 10),
         ("parallel:\n", 2, 10),  # a header with no body at the end of the script
     ],
 )
@@ -559,7 +561,9 @@ def test_error_positions(source: str, line: int, column: int) -> None:
 
 def test_error_messages_use_words_not_terminal_names() -> None:
     sources = [
-        "let x = session extract(subject)\n",
+        "let x = session extract (subject)\n",
+        "record item into list\n",
+        "let a = f(b c)\n",
         "if x\n",
         "loop until:\n  call a\n",
         "let = 3\n",
@@ -582,9 +586,10 @@ def test_tabs_in_indentation_are_an_error() -> None:
 
 
 def test_hints_for_constructs_outside_the_grammar() -> None:
-    assert "call name" in error("let r = call registry(subject)\n").message
-    assert "indexing" in error("let a = b[0]\n").message
-    assert "`continue` is not a ProseScript statement" in error("continue\n").message
+    assert "without the space" in error("let r = call registry (subject)\n").message
+    assert "without the space" in error("summarize (topic)\n").message
+    assert "`proceed` is not a ProseScript statement" in error("proceed\n").message
+    assert "needs a condition" in error("let a = filter xs where\n").message
 
 
 # -- the shipped parse table ------------------------------------------------------------------

@@ -77,6 +77,23 @@ PIECES = [
     "null",
     " ",
     "{topic}",
+    # the forms beyond the reference grammar
+    "f(",
+    "read_world_model(",
+    "key: ",
+    "[0]",
+    "[i]",
+    "append ",
+    " to ",
+    "record ",
+    "break",
+    "continue",
+    "filter ",
+    " where ",
+    "write_world_model ",
+    " with ",
+    "session task(",
+    "do b(",
 ]
 
 SCOPE = ContractScope(
@@ -146,6 +163,18 @@ def test_token_soup_never_raises(content: str) -> None:
                     "catch as e:",
                     "throw",
                     "a = 1",
+                    "let b = read_world_model(topic)",
+                    "a[0] = f(topic, n: 1)",
+                    "append topic to a",
+                    "record a[0] in b",
+                    "append a b",
+                    "break",
+                    "continue",
+                    "let c = filter a where item is new",
+                    "write_world_model { a, b }",
+                    "let d = call helper(a) with { b }",
+                    "let e = session task(a)",
+                    "parallel for x in topic:",
                 ]
             ),
         ),
@@ -154,3 +183,44 @@ def test_token_soup_never_raises(content: str) -> None:
 )
 def test_indented_programs_never_raise(lines: list[tuple[int, str]]) -> None:
     assert_never_raises_and_spans_fit("\n".join("  " * depth + text for depth, text in lines))
+
+
+SIMPLE = [
+    "let a = read_world_model(topic)",
+    "a[0] = f(topic, n: 1)",
+    "a[0].b = max(1, 2)",
+    "append topic to a",
+    "record { x: a[1] } in b",
+    "append a b",
+    "let c = filter a where item.at > 3",
+    "write_world_model { a, b }",
+    "write_world_model(a)",
+    "let d = call helper(a) with { b }",
+    "let e = session task(a, b: c)",
+    "notify(a)",
+    "let g = do blk(a, y: 2)",
+]
+LOOP_ONLY = ["break", "continue"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(SIMPLE).map(lambda line: [line]),
+            st.lists(st.sampled_from(SIMPLE + LOOP_ONLY), min_size=1, max_size=4).map(
+                lambda body: [
+                    'for x in topic (on-fail: "continue"):',
+                    *("  " + line for line in body),
+                ]
+            ),
+        ),
+        max_size=8,
+    )
+)
+def test_well_formed_programs_of_the_new_forms_parse(blocks: list[list[str]]) -> None:
+    content = "\n".join(line for block in blocks for line in block)
+    script, found = parse_script(make_fence(content), "p.prose.md")
+    assert found == [] and script is not None
+    assert len(script.statements) == len(blocks)
+    assert_never_raises_and_spans_fit(content)
