@@ -433,6 +433,7 @@ class Engine:
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
         self._commit(run, node, receipt, files, marker)
+        run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})
         if status == ReceiptStatus.FAILED:

@@ -205,6 +205,11 @@ class RunDir:
         self.staging(node, attempt).mkdir(parents=True)
         return workspace
 
+    def drop_staging(self, node: str, attempt: str) -> None:
+        """Remove an attempt's staging folder once judged (what it held is published or
+        refused; whatever a hostile render left there must not linger in the run)."""
+        _remove(self.staging(node, attempt))
+
     # -- world model ----------------------------------------------------------------------
 
     def version_of(self, node: str) -> str | None:

@@ -39,6 +39,7 @@ from ..fsio import atomic_write_bytes
 from . import RenderOutcome, RenderRequest
 
 __all__ = [
+    "GATE",
     "LOG_FILE",
     "LOG_LIMIT",
     "PROCS",
@@ -52,7 +53,7 @@ LOG_FILE = "__render.log"
 LOG_LIMIT = 4 * 1024 * 1024
 PROCS = "procs"
 # $0 is the file the render reads as stdin; "$@" the render's command line.
-_GATE = 'read -r go || exit 125; exec "$@" < "$0"'
+GATE = 'read -r go || exit 125; exec "$@" < "$0"'
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 _live: dict[int, Path] = {}  # pgid → record, for the groups this process started
@@ -79,7 +80,7 @@ def run_render_process(
         gate_read, gate_write = os.pipe()
         try:
             process = subprocess.Popen(
-                ["/bin/sh", "-c", _GATE, str(stdin or os.devnull), *argv],
+                ["/bin/sh", "-c", GATE, str(stdin or os.devnull), *argv],
                 cwd=request.root,
                 env=dict(env),
                 stdin=gate_read,

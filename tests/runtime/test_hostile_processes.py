@@ -1,0 +1,167 @@
+"""Renders never outlive their runner (issue 9): a runner killed mid-render leaves
+nothing that can write into a later execution; Ctrl-C and SIGTERM kill the renders
+before the runner exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from prosec.runtime.renders.process import GATE
+
+from .project import PROSEC, Project, intent
+
+# "stale" mode: publish, say so, then keep writing into the staging folder for a minute
+# (recreating it if it goes away), like a render that never noticed its runner died.
+STALE = r"""
+import json, os, pathlib, time
+root = pathlib.Path(os.environ["PROSEC_ROOT"])
+out = pathlib.Path(os.environ["PROSEC_OUTPUT"])
+mode = (root / "mode").read_text().strip()
+with open(root / "pids", "a") as pids:
+    pids.write(f"{os.getpid()}\n")
+(out / "first.json").write_text(json.dumps({"from": mode}))
+if mode == "stale":
+    (root / "started").write_text("1")
+    for i in range(1200):
+        time.sleep(0.05)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"late-{i}.json").write_text("{}")
+else:
+    time.sleep(1.5)  # long enough for a stale writer to interfere, were it alive
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return state not in ("Z", "X")
+
+
+def wait_dead(pids: list[int], seconds: float = 10) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
+
+
+def stale_project(root: Path) -> Project:
+    project = Project.create(root, intent({"a": {}}, []))
+    (root / "renders/stale.py").write_text(STALE)
+    (root / "prose.toml").write_text(
+        f'[render.default]\nkind = "command"\ncommand = ["{sys.executable}", "renders/stale.py"]\n'
+    )
+    (root / "mode").write_text("stale")
+    return project
+
+
+def start_runner(project: Project) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PROSEC_CRASH_AT"}
+    runner = subprocess.Popen(
+        [str(PROSEC), "run", ".", "--json"],
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (project.root / "started").exists():
+        assert runner.poll() is None, runner.communicate()
+        assert time.monotonic() < deadline, "the render never started"
+        time.sleep(0.05)
+    return runner
+
+
+def render_pids(project: Project) -> list[int]:
+    return [int(line) for line in (project.root / "pids").read_text().split()]
+
+
+def test_resume_kills_the_render_a_killed_runner_left_and_publishes_one_execution(
+    tmp_path: Path,
+) -> None:
+    project = stale_project(tmp_path / "p")
+    runner = start_runner(project)
+    runner.send_signal(signal.SIGKILL)
+    runner.communicate()
+    (orphan,) = render_pids(project)
+    time.sleep(0.3)
+    assert alive(orphan), "the render should outlive the SIGKILLed runner until resume"
+    (project.root / "mode").write_text("fresh")
+    resumed = project.prosec("resume", "latest", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "killed a render an interrupted runner left" in resumed.stderr
+    assert wait_dead([orphan], 5) == []
+    published = project.root / "state/world-model/a/published"
+    assert sorted(p.name for p in published.iterdir()) == [".version", "first.json"]
+    assert json.loads((published / "first.json").read_text()) == {"from": "fresh"}
+    run = project.run_dir(json.loads(resumed.stdout)["run_id"])
+    assert not any((run / "procs").iterdir())
+    # the orphan's attempt folder is gone and nothing recreated it after the kill
+    time.sleep(0.3)
+    assert not any(p.name.startswith("late-") for p in (run / "staging").rglob("*"))
+    verify = project.prosec("receipts", "verify", ".")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_new_run_also_kills_what_a_killed_runner_left(tmp_path: Path) -> None:
+    project = stale_project(tmp_path / "p")
+    runner = start_runner(project)
+    runner.send_signal(signal.SIGKILL)
+    runner.communicate()
+    (orphan,) = render_pids(project)
+    (project.root / "mode").write_text("fresh")
+    result = project.prosec("run", ".", "--json")
+    assert result.returncode == 0, result.stderr
+    assert "killed a render an interrupted runner left" in result.stderr
+    assert wait_dead([orphan], 5) == []
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_and_ctrl_c_kill_the_renders_before_the_runner_exits(
+    tmp_path: Path, sent: signal.Signals, code: int
+) -> None:
+    project = stale_project(tmp_path / "p")
+    runner = start_runner(project)
+    started = time.monotonic()
+    runner.send_signal(sent)
+    _, stderr = runner.communicate(timeout=30)
+    assert time.monotonic() - started < 15
+    assert runner.returncode == code, stderr
+    assert "Traceback" not in stderr
+    (render,) = render_pids(project)
+    assert wait_dead([render], 2) == []
+    run = next((project.root / "runs").iterdir())
+    assert not any((run / "procs").iterdir())
+    (project.root / "mode").write_text("fresh")
+    resumed = project.prosec("resume", "latest", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["rendered"] == ["a"]
+
+
+def test_a_runner_killed_before_the_gate_opens_starts_nothing(tmp_path: Path) -> None:
+    """The shell behind the gate reads end-of-file when the runner dies before it
+    recorded the group, and exits without running the render."""
+    marker = tmp_path / "ran"
+    read_end, write_end = os.pipe()
+    shell = subprocess.Popen(
+        ["/bin/sh", "-c", GATE, os.devnull, "touch", str(marker)],
+        stdin=read_end,
+        start_new_session=True,
+    )
+    os.close(read_end)
+    os.close(write_end)  # what the kernel does when the runner dies
+    assert shell.wait(timeout=10) == 125
+    assert not marker.exists()
