@@ -46,6 +46,9 @@ def evaluate(
     node = spec.name
     prior = head.fingerprints(spec.facets)
     workspace = run.workspace(node)
+    if outcome.ok and workspace.is_symlink():
+        detail = "the workspace was replaced by a symlink"
+        outcome = RenderOutcome(ok=False, error="invalid-signal", detail=detail)
     if outcome.ok:
         outcome = _error_signal(workspace / "__error.md") or outcome
     if not outcome.ok:

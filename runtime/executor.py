@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends.base import Backend, BackendError
-from .canonical import decode_frame, token
+from .canonical import token
 from .commit import commit_and_sign, evaluate
 from .fsio import atomic_write_bytes
 from .intent import Intent
@@ -290,26 +290,22 @@ class Engine:
     # -- preparing a render ---------------------------------------------------------------
 
     def _pinned(self, run: RunDir, node: str) -> Path | None:
-        """Materialize a node's current version in the run (its pinned, read-only copy),
-        verified against its content address: a copy anything changed is rebuilt."""
+        """A node's current version materialized in the run (its pinned, read-only copy),
+        verified against its content address (rebuilt if anything changed it)."""
         version = self.version(node)
         if version is None:
             return None
-        if not run.intact(node, version):
-            files = decode_frame(self.backend.get_version(node, version))
-            run.materialize(node, version, files)
+        run.pin(node, version, functools.partial(self.backend.get_version, node, version))
         return run.world_model(node)
 
     def _changed_inputs(self, run: RunDir, job: _Job) -> list[str]:
         """The pinned copies a render read that no longer match their version (a render
         wrote into them); they are rebuilt for the renders after it."""
-        changed = []
-        for node, version in job.pinned:
-            if not run.intact(node, version):
-                changed.append(node)
-                files = decode_frame(self.backend.get_version(node, version))
-                run.materialize(node, version, files)
-        return changed
+        return [
+            node
+            for node, version in job.pinned
+            if run.pin(node, version, functools.partial(self.backend.get_version, node, version))
+        ]
 
     def _prepare(
         self, run: RunDir, node: str, wake: Wake

@@ -20,12 +20,12 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .canonical import PathError, canonical_json, content_address
+from .canonical import PathError, canonical_json, content_address, decode_frame
 from .fsio import (
     PathEscapeError,
     append_line,
@@ -196,6 +196,9 @@ class RunDir:
         workspace.mkdir(parents=True, exist_ok=True)
         for name in SIGNALS:
             _remove(workspace / name)
+        for entry in workspace.glob("__*"):  # the VM's files: a render may have left traps
+            if entry.is_symlink() or not entry.is_file():
+                _remove(entry)
         attempts = self.path / STAGING / safe_name(node, "node name")
         if attempts.is_symlink():
             attempts.unlink()
@@ -235,6 +238,14 @@ class RunDir:
                         os.path.join(dirpath, name), stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
                     )
         return target
+
+    def pin(self, node: str, address: str, blob: Callable[[], bytes]) -> bool:
+        """Make world-model/{node}/ exactly the artifact `address`, rebuilt from its
+        version blob when anything changed it; True when it had to be rebuilt."""
+        if self.intact(node, address):
+            return False
+        self.materialize(node, address, decode_frame(blob()))
+        return True
 
     def intact(self, node: str, address: str) -> bool:
         """Whether world-model/{node}/ still holds exactly the artifact `address` (what a

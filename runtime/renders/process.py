@@ -118,7 +118,7 @@ def _start_and_wait(
             )
         with contextlib.suppress(BrokenPipeError):
             gate.write(b"go\n")
-    if not _wait_exit(process.pid, timeout):
+    if not _wait_exit(process, timeout):
         return RenderOutcome(ok=False, error="timeout", detail=f"render exceeded {timeout:g}s")
     return None
 
@@ -277,29 +277,39 @@ def _boot_id() -> str | None:
 # -- waiting -------------------------------------------------------------------------------
 
 
-def _wait_exit(pid: int, timeout: float) -> bool:
-    """Wait until the process exits, leaving it unreaped (so its group id cannot be
-    reused before the group is killed); False when the timeout came first."""
+def _wait_exit(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait until the process exits, leaving it unreaped where the platform allows (so
+    its group id cannot be reused before the group is killed); False on timeout."""
+    if not hasattr(os, "waitid"):  # e.g. macOS: reap, then kill the group at once
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
     deadline = time.monotonic() + timeout
-    pidfd = _pidfd(pid)
+    pidfd = _pidfd(process.pid)
     try:
         delay = 0.001
-        while True:
-            with contextlib.suppress(ChildProcessError):
-                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        return False
-                    if pidfd is not None:
-                        _readable(pidfd, remaining)
-                    else:
-                        time.sleep(min(delay, remaining))
-                        delay = min(delay * 2, 0.05)
-                    continue
-            return True
+        while not _exited(process.pid):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if pidfd is not None:
+                _readable(pidfd, remaining)
+            else:
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, 0.05)
+        return True
     finally:
         if pidfd is not None:
             os.close(pidfd)
+
+
+def _exited(pid: int) -> bool:
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # already reaped
+        return True
 
 
 def _pidfd(pid: int) -> int | None:

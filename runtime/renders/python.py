@@ -13,6 +13,7 @@ runner.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import dataclass
@@ -104,7 +105,8 @@ def _result(path: Path) -> RenderOutcome:
         detail = f"the python worker exited without a valid report: {exc}"
         return RenderOutcome(ok=False, error="worker", detail=detail)
     finally:
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a folder a render left is cleared next time
+            path.unlink(missing_ok=True)
     return RenderOutcome(
         ok=report["ok"],
         error=str(report.get("error") or "") or None,

@@ -85,8 +85,26 @@ elif node == "staging-link":
     out.rmdir()
     parent.rmdir()
     os.symlink(root.parent / "outside-staging", parent)
+elif node == "trap-inputs":  # traps for the next attempt of this node
+    for name in ("__inputs.json", "__wake.json"):
+        (ws / name).unlink()
+        (ws / name).mkdir()
+    raise SystemExit(1)
+elif node == "trap-log":
+    (ws / "__render.log").unlink()
+    (ws / "__render.log").mkdir()
+    raise SystemExit(1)
+elif node == "trap-workspace":
+    elsewhere = root.parent / "outside-ws"
+    elsewhere.mkdir(exist_ok=True)
+    (elsewhere / "__error.md").write_text("# Error: from-outside\n")
+    ws.rename(root.parent / f"moved-ws-{os.getpid()}")
+    os.symlink(elsewhere, ws)
+    write("t.json", "{}")
 elif node == "sigkill":
     os.kill(os.getpid(), 9)
+elif node == "zzz":  # renders last
+    write("t.json", "1")
 elif node == "limit-depth":  # exactly at the limits: published
     write("t.json", "[" * 100 + "]" * 100)
 elif node == "recorded":  # its process group was recorded before it started
@@ -140,6 +158,10 @@ def recursion(request):
 
 def sigsegv(request):
     os.kill(os.getpid(), 11)
+
+def trap_result(request):
+    (request.workspace / "__python-result.json").mkdir()
+    _out(request)
 """
 
 COMMAND_CASES: dict[str, tuple[str, str]] = {
@@ -163,6 +185,9 @@ COMMAND_CASES: dict[str, tuple[str, str]] = {
     "output-link": ("invalid-artifact", "symlink"),
     "staging-link": ("invalid-artifact", "symlink"),
     "sigkill": ("killed-by-SIGKILL", "killed by SIGKILL"),
+    "trap-inputs": ("exit-1", "status 1"),
+    "trap-log": ("exit-1", "status 1"),
+    "trap-workspace": ("invalid-signal", "the workspace was replaced by a symlink"),
 }
 PYTHON_CASES: dict[str, tuple[str, str]] = {
     "py-cost-text": ("invalid-cost", "tokens.fresh"),
@@ -179,6 +204,7 @@ PYTHON_CASES: dict[str, tuple[str, str]] = {
     "py-import-raises": ("import", "ZeroDivisionError"),
     "py-syntax-error": ("import", "SyntaxError"),
     "py-import-exits": ("import", "SystemExit(4)"),
+    "py-trap-result": ("exit-1", "status 1"),
 }
 CALLABLES = {
     "py-import-raises": "bad_import:render",
@@ -235,9 +261,7 @@ def test_every_hostile_output_is_a_failed_receipt_and_resume_never_crashes(
     assert sorted(summary["rendered"]) == sorted(PUBLISHED)
     assert project.published("limit-depth") is None  # its truth is t.json
     published = project.root / "state/world-model"
-    assert json.loads((published / "recorded/published/t.json").read_text()) == {
-        "recorded": [True]
-    }
+    assert json.loads((published / "recorded/published/t.json").read_text()) == {"recorded": [True]}
     # each failure is a receipt that keeps the prior (cold-start) tokens
     for node in expected:
         (receipt,) = project.ledger(node)
@@ -252,6 +276,33 @@ def test_every_hostile_output_is_a_failed_receipt_and_resume_never_crashes(
     rerun = project.prosec("run", ".", "--json")  # failures set no memo: they retry
     assert rerun.returncode == 1, rerun.stderr
     assert sorted(failures(json.loads(rerun.stdout))) == sorted(expected)
+    assert_verified(project)
+
+
+def test_traps_left_in_the_workspace_never_crash_the_next_attempt(tmp_path: Path) -> None:
+    """Renders that replace the VM's workspace files (or the workspace) with folders or
+    links; resume renders them again in the same workspace."""
+    traps = ["trap-inputs", "trap-log", "trap-workspace", "py-trap-result"]
+    project = hostile_project(tmp_path / "p")
+    doc = intent({node: {} for node in [*traps, "zzz"]}, [])
+    project.set_intent(doc)
+    toml = (project.root / "prose.toml").read_text()
+    keep = [t for t in toml.split("\n\n") if "[render.py-" not in t or "py-trap" in t]
+    (project.root / "prose.toml").write_text("\n\n".join(keep))
+    crash = {"PROSEC_CRASH_AT": "after-render:zzz"}
+    crashed = project.prosec("run", ".", "--jobs", "1", env=crash)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    resumed = project.prosec("resume", "latest", "--json", "--jobs", "1")
+    assert resumed.returncode == 1, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    expected = {**COMMAND_CASES, **PYTHON_CASES}
+    assert failures(summary) == {
+        node: (expected[node][0], failures(summary)[node][1]) for node in traps
+    }
+    assert summary["rendered"] == ["zzz"]
+    run = project.run_dir(summary["run_id"])
+    for node in traps:  # failed in the crashed runner, then again on resume
+        assert len((run / "receipts" / f"{node}.jsonl").read_text().splitlines()) == 2
     assert_verified(project)
 
 
@@ -317,7 +368,7 @@ def test_a_pinned_input_written_by_a_render_fails_that_render_and_is_rebuilt(
         "path = pathlib.Path(pinned['inputs'][0]['path']) / 'truth.json'\n"
         "assert not path.stat().st_mode & 0o222, 'pinned inputs are read-only'\n"
         "path.chmod(stat.S_IRUSR | stat.S_IWUSR)\n"
-        "path.write_text('{\"own\": {\"v\": 666}, \"inputs\": {}}')\n"
+        'path.write_text(\'{"own": {"v": 666}, "inputs": {}}\')\n'
         "(pathlib.Path(os.environ['PROSEC_OUTPUT']) / 't.json').write_text('{\"b\": 2}')\n"
     )
     project.world("a", {"v": 2})
@@ -373,8 +424,8 @@ def test_render_log_left_as_a_symlink_is_never_written_through(tmp_path: Path) -
     )
     render = f"a=command:{sys.executable} renders/link.py"
     assert project.run("--render", render)["rendered"] == ["a"]
-    project.world("a", {"again": True})
-    project.run("--render", render, "--render", f"*=command:{sys.executable} renders/node.py")
+    again = project.prosec("tick", "a", "--render", render)
+    assert again.returncode == 0, again.stderr
     assert victim.read_text() == "untouched\n"
 
 
@@ -535,7 +586,7 @@ def test_a_render_is_done_when_its_process_is(tmp_path: Path) -> None:
         "          'for i in range(600):\\n'\n"
         "          '    time.sleep(0.05)\\n'\n"
         "          '    out.mkdir(parents=True, exist_ok=True)\\n'\n"
-        "          '    (out / f\"late-{i}.json\").write_text(\"2\")\\n')\n"
+        '          \'    (out / f"late-{i}.json").write_text("2")\\n\')\n'
         "child = subprocess.Popen([sys.executable, '-c', writer])\n"
         "(root / 'child.pid').write_text(str(child.pid))\n"
     )
