@@ -52,6 +52,7 @@ __all__ = [
 LOG_FILE = "__render.log"
 LOG_LIMIT = 4 * 1024 * 1024
 PROCS = "procs"
+DRAIN = 1.0  # seconds of output still copied after the render's group was killed
 # $0 is the file the render reads as stdin; "$@" the render's command line.
 GATE = 'read -r go || exit 125; exec "$@" < "$0"'
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
@@ -394,11 +395,13 @@ class _CappedLog:
 @contextlib.contextmanager
 def _pump(fd: int, log: _CappedLog) -> Iterator[None]:
     """Copy the render's output into the log from a thread until the block ends (the
-    group is dead by then); then drain what is left and stop."""
+    group is dead by then); then drain what is left, for at most DRAIN seconds: a
+    process that escaped the group may hold the pipe open and write forever."""
     stop = threading.Event()
 
     def copy() -> None:
-        while True:
+        deadline = None
+        while deadline is None or time.monotonic() < deadline:
             if not _readable(fd, 0.05):
                 if stop.is_set():
                     return
@@ -407,6 +410,8 @@ def _pump(fd: int, log: _CappedLog) -> Iterator[None]:
             if not data:
                 return
             log.write(data)
+            if deadline is None and stop.is_set():
+                deadline = time.monotonic() + DRAIN
 
     thread = threading.Thread(target=copy, name="prosec-render-log", daemon=True)
     thread.start()

@@ -63,10 +63,11 @@ def run(target: str, request: RenderRequest) -> dict[str, Any]:
     if result is not None and not isinstance(result, Mapping):
         kind = type(result).__name__
         return {"ok": False, "error": "invalid-cost", "detail": f"the render returned a {kind}"}
-    cost = dict(result) if result is not None else None
     try:
+        cost = dict(result) if result is not None else None
         json.dumps(cost, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as exc:
+    except Exception as exc:  # not JSON: a type, NaN, a cycle, a mapping that raises
+        traceback.print_exc()
         return {"ok": False, "error": "invalid-cost", "detail": f"the cost is not JSON: {exc}"}
     return {"ok": True, "error": None, "detail": "", "cost": cost}
 

@@ -165,3 +165,32 @@ def test_a_runner_killed_before_the_gate_opens_starts_nothing(tmp_path: Path) ->
     os.close(write_end)  # what the kernel does when the runner dies
     assert shell.wait(timeout=10) == 125
     assert not marker.exists()
+
+
+def test_a_process_that_escaped_the_group_cannot_hold_the_runner(tmp_path: Path) -> None:
+    """A render whose child leaves the session (setsid) and keeps writing to the log
+    pipe: the runner stops copying a second after the render ended."""
+    project = Project.create(tmp_path / "p", intent({"a": {}}, []))
+    (project.root / "renders/escape.py").write_text(
+        "import os, pathlib, sys\n"
+        "out = pathlib.Path(os.environ['PROSEC_OUTPUT'])\n"
+        "(out / 't.json').write_text('1')\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    (pathlib.Path(os.environ['PROSEC_ROOT']) / 'escaped.pid').write_text(str(os.getpid()))\n"
+        "    while True:\n"
+        "        os.write(1, b'still here\\n' * 100)\n"
+        "os._exit(0)\n"
+    )
+    started = time.monotonic()
+    try:
+        summary = project.run("--render", f"a=command:{sys.executable} renders/escape.py")
+        assert summary["rendered"] == ["a"]
+        assert time.monotonic() - started < 60
+    finally:
+        pid_file = project.root / "escaped.pid"
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)

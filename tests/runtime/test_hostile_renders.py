@@ -103,6 +103,14 @@ elif node == "trap-workspace":
     write("t.json", "{}")
 elif node == "sigkill":
     os.kill(os.getpid(), 9)
+elif node == "bad-name":
+    fd = os.open(bytes(out) + b"/\xff.json", os.O_WRONLY | os.O_CREAT)
+    os.write(fd, b"1")
+    os.close(fd)
+elif node == "limit-both":  # 31 folders, then a file nested 100 deep: published
+    deep = out.joinpath(*["d"] * 31)
+    deep.mkdir(parents=True)
+    (deep / "t.json").write_text("[" * 100 + "]" * 100)
 elif node == "zzz":  # renders last
     write("t.json", "1")
 elif node == "limit-depth":  # exactly at the limits: published
@@ -185,6 +193,7 @@ COMMAND_CASES: dict[str, tuple[str, str]] = {
     "output-link": ("invalid-artifact", "symlink"),
     "staging-link": ("invalid-artifact", "symlink"),
     "sigkill": ("killed-by-SIGKILL", "killed by SIGKILL"),
+    "bad-name": ("invalid-artifact", "surrogates not allowed"),
     "trap-inputs": ("exit-1", "status 1"),
     "trap-log": ("exit-1", "status 1"),
     "trap-workspace": ("invalid-signal", "the workspace was replaced by a symlink"),
@@ -211,7 +220,7 @@ CALLABLES = {
     "py-syntax-error": "bad_syntax:render",
     "py-import-exits": "bad_exit:render",
 }
-PUBLISHED = ("limit-depth", "recorded")
+PUBLISHED = ("limit-depth", "limit-both", "recorded")
 
 
 def hostile_project(root: Path) -> Project:
