@@ -194,3 +194,65 @@ def test_a_process_that_escaped_the_group_cannot_hold_the_runner(tmp_path: Path)
             time.sleep(0.05)
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+# Each execution writes its parts one by one, tagged with its pid: an artifact whose
+# parts carry two pids mixes two executions.
+PARTS = r"""
+import json, os, pathlib, time
+root = pathlib.Path(os.environ["PROSEC_ROOT"])
+out = pathlib.Path(os.environ["PROSEC_OUTPUT"])
+with open(root / "pids", "a") as pids:
+    pids.write(f"{os.getpid()}\n")
+for i in range(8):
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"part-{i}.json").write_text(json.dumps({"pid": os.getpid()}))
+    time.sleep(0.06)
+"""
+
+
+@pytest.mark.slow
+def test_random_kills_never_leave_a_writer_or_a_mixed_artifact(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(9)
+    trials = held = 0
+    for trial in range(25):
+        root = tmp_path / f"t{trial}"
+        edges = [("b", "a", "@atomic"), ("c", "a", "@atomic")]
+        project = Project.create(root, intent({"a": {}, "b": {}, "c": {}}, edges))
+        (root / "renders/parts.py").write_text(PARTS)
+        (root / "prose.toml").write_text(
+            f'[render.default]\nkind = "command"\n'
+            f'command = ["{sys.executable}", "renders/parts.py"]\n'
+        )
+        env = {k: v for k, v in os.environ.items() if k != "PROSEC_CRASH_AT"}
+        runner = subprocess.Popen(
+            [str(PROSEC), "run", "."],
+            cwd=root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.8, 3.0))
+        runner.kill()
+        runner.wait()
+        trials += 1
+        if not (root / "runs").exists() or not any((root / "runs").iterdir()):
+            continue
+        resumed = project.prosec("resume", "latest", "--json")
+        assert resumed.returncode in (0, 1), resumed.stderr
+        pids = [int(p) for p in (root / "pids").read_text().split()]
+        assert wait_dead(pids, 5) == [], f"trial {trial}: a render outlived its runner"
+        for node in "abc":
+            published = root / "state/world-model" / node / "published"
+            if published.exists():
+                writers = {
+                    json.loads(part.read_text())["pid"] for part in published.glob("part-*.json")
+                }
+                assert len(writers) == 1, f"trial {trial}: {node} mixes executions {writers}"
+                assert len(list(published.glob("part-*.json"))) == 8
+        verify = project.prosec("receipts", "verify", ".")
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+        held += 1
+    print(f"\n[random kills] {trials} trials, {held} resumed and held, 0 broke")
