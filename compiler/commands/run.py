@@ -176,17 +176,20 @@ _SECONDS = _Seconds()
 
 @contextlib.contextmanager
 def _terminable() -> Iterator[None]:
-    """SIGTERM stops the runner like Ctrl-C does, so it kills its renders before exiting
-    (with 128 + SIGTERM, as a shell expects) instead of dying and leaving them behind."""
+    """SIGTERM and SIGHUP stop the runner like Ctrl-C does, so it kills its renders before
+    exiting (with 128 + the signal, as a shell expects) instead of dying and leaving them
+    behind."""
 
     def stop(signum: int, frame: Any) -> None:
-        sys.exit(128 + signal.SIGTERM)
+        sys.exit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    caught = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {signum: signal.signal(signum, stop) for signum in caught}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _parse_inputs(inputs: tuple[str, ...]) -> dict[str, str]:
