@@ -1,5 +1,9 @@
 """Canonical JSON (RFC 8785), sha256 tokens, the OPWM1 artifact frame and path normalization.
 
+It also owns strict reading (`loads_strict`): JSON that has a canonical form, refusing
+NaN, Infinity, numbers that overflow to infinity and values nested deeper than
+`MAX_DEPTH`, for every truth file, trigger payload and ledger line the runtime reads.
+
 This module is deliberately dependency-free (stdlib only): the compiler imports it to
 fingerprint contracts, and the runtime uses it for every token, receipt hash and
 content address.

@@ -488,6 +488,22 @@ def test_render_environment_is_scrubbed_and_no_secret_lands_in_any_file(tmp_path
             assert secret not in content, (path, secret)
 
 
+@pytest.mark.parametrize("bad", ['"MY_API_KEY"', '["MY-KEY"]', "[1]", '["$(id)"]'])
+def test_a_bad_pass_env_is_a_usage_error(tmp_path: Path, bad: str) -> None:
+    project = Project.create(tmp_path / "p", intent({"a": {}}, []))
+    toml = (project.root / "prose.toml").read_text()
+    (project.root / "prose.toml").write_text(toml + f"pass_env = {bad}\n")
+    in_toml = project.prosec("run", ".")
+    assert in_toml.returncode == 2 and "pass_env" in in_toml.stderr, in_toml.stderr
+    doc = intent({"a": {"render": {"kind": "command", "command": "true", "pass_env": 0}}}, [])
+    manifest = json.dumps(doc).replace('"pass_env": 0', f'"pass_env": {bad}')
+    (project.root / "dist/manifest.active.json").write_text(manifest)
+    (project.root / "prose.toml").write_text("")
+    in_intent = project.prosec("run", ".")
+    assert in_intent.returncode == 2 and "pass_env" in in_intent.stderr, in_intent.stderr
+    assert project.ledger("a") == []
+
+
 @pytest.mark.postgres
 def test_postgres_password_never_reaches_a_render(postgres_url: str, tmp_path: Path) -> None:
     import secrets as random_names
