@@ -166,6 +166,8 @@ def _record(request: RenderRequest, pid: int) -> None:
         "attempt": request.attempt,
         "boot": _boot_id(),
         "start": _start_time(pid),
+        "runner": os.getpid(),
+        "runner_start": _start_time(os.getpid()),
     }
     path = request.run_dir / PROCS / f"{request.node}.{request.attempt or pid}.json"
     atomic_write_bytes(path, json.dumps(record, sort_keys=True).encode() + b"\n")
@@ -204,11 +206,30 @@ def kill_survivors(runs_dir: Path) -> list[str]:
     killed = []
     for path in sorted(runs_dir.glob(f"*/{PROCS}/*.json")):
         record = _read_record(path)
+        if record is not None and _runner_alive(record):
+            continue  # another runner's live render (another backend on this root)
         if record is not None and _ours(record):
             _killpg(record["pgid"])
             killed.append(f"run {record['run_id']} node {record['node']!r}")
         path.unlink(missing_ok=True)
     return killed
+
+
+def _runner_alive(record: Mapping[str, Any]) -> bool:
+    """Whether the runner that recorded the group still runs (then it is not a survivor)."""
+    runner = record.get("runner")
+    if not isinstance(runner, int) or runner < 1 or record.get("boot") != _boot_id():
+        return False
+    start = _start_time(runner)
+    if start is not None or Path("/proc").is_dir():
+        return start is not None and start == record.get("runner_start")
+    try:
+        os.kill(runner, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _read_record(path: Path) -> dict[str, Any] | None:

@@ -261,3 +261,56 @@ def test_random_kills_never_leave_a_writer_or_a_mixed_artifact(tmp_path: Path) -
         held += 1
     print(f"\n[random kills] {trials} trials, {held} resumed and held, 0 broke")
     assert held >= 12
+
+
+def test_survivors_are_only_the_groups_of_dead_runners_still_the_same(tmp_path: Path) -> None:
+    """A group is killed when its runner is gone and the group is still the render's
+    (its leader's start time, or a member carrying the render's marks); a live runner's
+    renders (another backend on the same root) and a reused group id are left alone."""
+    from prosec.runtime.renders import process
+
+    def sleeper(marked: bool) -> subprocess.Popen[bytes]:
+        env = {"PATH": os.environ["PATH"]}
+        if marked:
+            env |= {"PROSEC_RUN_ID": "r1", "PROSEC_NODE": "n"}
+        return subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    live_runner = {"runner": os.getpid(), "runner_start": process._start_time(os.getpid())}
+    dead_runner = {"runner": gone.pid, "runner_start": 1}
+    cases = {
+        "spared-live-runner": (sleeper(True), live_runner, True),
+        "killed-same-leader": (sleeper(False), dead_runner, True),
+        "killed-marked-member": (sleeper(True), dead_runner, False),
+        "spared-reused-id": (sleeper(False), dead_runner, False),
+    }
+    procs = tmp_path / "runs" / "r1" / process.PROCS
+    procs.mkdir(parents=True)
+    for name, (child, runner, same_start) in cases.items():
+        start = process._start_time(child.pid)
+        record = {
+            "pgid": child.pid,
+            "run_id": "r1",
+            "node": "n",
+            "attempt": name,
+            "boot": process._boot_id(),
+            "start": start if same_start else (start or 0) + 12345,
+            **runner,
+        }
+        (procs / f"n.{name}.json").write_text(json.dumps(record))
+    try:
+        killed = process.kill_survivors(tmp_path / "runs")
+        assert len(killed) == 2
+        for name, (child, _, _) in cases.items():
+            if name.startswith("killed"):
+                assert child.wait(timeout=10) == -signal.SIGKILL, name
+                assert not (procs / f"n.{name}.json").exists()
+            else:
+                assert child.poll() is None, name
+        assert (procs / "n.spared-live-runner.json").exists()
+        assert not (procs / "n.spared-reused-id.json").exists()  # not ours: forgotten
+    finally:
+        for child, _, _ in cases.values():
+            child.kill()
+            child.wait()
