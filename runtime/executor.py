@@ -42,7 +42,7 @@ from .reconciler import (
     subscribers_woken,
 )
 from .renders import Renderer, RenderOutcome, RenderRequest, cost_problem
-from .renders.process import kill_live_groups, new_attempt
+from .renders.process import new_attempt, stopped_renders
 from .runs import RunDir, utc_now
 
 __all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary", "queued_wakes"]
@@ -271,8 +271,8 @@ class Engine:
                     self._commit_render(run, job, outcome, label, summary, pending, wakes)
             except BaseException:
                 # Ctrl-C, SIGTERM or an error stops the runner: no render may outlive it
-                pool.shutdown(wait=False, cancel_futures=True)
-                kill_live_groups()
+                with stopped_renders():
+                    pool.shutdown(wait=True, cancel_futures=True)
                 raise
         if parallel:
             run.log(f"{event}→ ∥done")

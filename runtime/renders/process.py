@@ -43,10 +43,10 @@ __all__ = [
     "LOG_FILE",
     "LOG_LIMIT",
     "PROCS",
-    "kill_live_groups",
     "kill_survivors",
     "new_attempt",
     "run_render_process",
+    "stopped_renders",
 ]
 
 LOG_FILE = "__render.log"
@@ -59,6 +59,7 @@ _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 _live: dict[int, Path] = {}  # pgid → record, for the groups this process started
 _live_lock = threading.Lock()
+_stopping = threading.Event()  # set once the runner stops: no gate opens after that
 
 
 def new_attempt() -> str:
@@ -95,28 +96,38 @@ def run_render_process(
         finally:
             os.close(gate_read)
         assert process.stdout is not None
+        record = request.run_dir / PROCS / f"{request.node}.{request.attempt or process.pid}.json"
         try:
             with _pump(process.stdout.fileno(), log):
                 try:
-                    outcome = _start_and_wait(process, gate_write, request, timeout)
+                    outcome = _start_and_wait(process, gate_write, request, timeout, record)
                 finally:
-                    _end_group(process)
+                    _end_group(process, record)
         finally:
             process.stdout.close()
     return outcome or _ended(process.wait())
 
 
 def _start_and_wait(
-    process: subprocess.Popen[bytes], gate_write: int, request: RenderRequest, timeout: float
+    process: subprocess.Popen[bytes],
+    gate_write: int,
+    request: RenderRequest,
+    timeout: float,
+    record: Path,
 ) -> RenderOutcome | None:
     """Record the group, open the gate, wait; an outcome when it did not simply exit."""
     with os.fdopen(gate_write, "wb", buffering=0) as gate:
         try:
-            _record(request, process.pid)
+            _record(request, process.pid, record)
         except OSError as exc:
             return RenderOutcome(
                 ok=False, error="spawn", detail=f"cannot record the render process: {exc}"
             )
+        with _live_lock:
+            if _stopping.is_set():  # the runner is stopping: the gate stays shut
+                detail = "the runner stopped before the render started"
+                return RenderOutcome(ok=False, error="interrupted", detail=detail)
+            _live[process.pid] = record
         with contextlib.suppress(BrokenPipeError):
             gate.write(b"go\n")
     if not _wait_exit(process, timeout):
@@ -158,7 +169,7 @@ def _missing_program(program: str, env: Mapping[str, str], cwd: Path) -> str | N
 # -- records ---------------------------------------------------------------------------
 
 
-def _record(request: RenderRequest, pid: int) -> None:
+def _record(request: RenderRequest, pid: int, path: Path) -> None:
     record = {
         "pgid": pid,
         "run_id": request.run_id,
@@ -169,20 +180,16 @@ def _record(request: RenderRequest, pid: int) -> None:
         "runner": os.getpid(),
         "runner_start": _start_time(os.getpid()),
     }
-    path = request.run_dir / PROCS / f"{request.node}.{request.attempt or pid}.json"
     atomic_write_bytes(path, json.dumps(record, sort_keys=True).encode() + b"\n")
-    with _live_lock:
-        _live[pid] = path
 
 
-def _end_group(process: subprocess.Popen[bytes]) -> None:
+def _end_group(process: subprocess.Popen[bytes], record: Path) -> None:
     """Kill whatever is left of the group, reap the leader, drop the record."""
     _killpg(process.pid)
     process.wait()
     with _live_lock:
-        path = _live.pop(process.pid, None)
-    if path is not None:
-        path.unlink(missing_ok=True)
+        _live.pop(process.pid, None)
+    record.unlink(missing_ok=True)
 
 
 def _killpg(pgid: int) -> None:
@@ -190,14 +197,21 @@ def _killpg(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def kill_live_groups() -> int:
-    """Kill every render process group this runner started and has not ended (on
-    Ctrl-C, SIGTERM or any error that stops the runner); returns how many."""
+@contextlib.contextmanager
+def stopped_renders() -> Iterator[int]:
+    """Kill every render process group this runner started and has not ended, and keep
+    every gate shut while the block runs (the runner waits for its render threads
+    there: each ends at once); yields how many groups were killed. For Ctrl-C, SIGTERM
+    or any error that stops the runner."""
     with _live_lock:
+        _stopping.set()
         groups = list(_live)
     for pgid in groups:
         _killpg(pgid)
-    return len(groups)
+    try:
+        yield len(groups)
+    finally:
+        _stopping.clear()
 
 
 def kill_survivors(runs_dir: Path) -> list[str]:
