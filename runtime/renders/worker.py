@@ -79,9 +79,10 @@ def main(argv: list[str]) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):  # the render may have closed or replaced it
             stream.flush()
-    # not sys.exit: threads the render left running, or atexit hooks, must not hold on
-    os._exit(0)
 
 
 if __name__ == "__main__":
     main(sys.argv)
+    # not a normal exit: threads the render left running, or its atexit hooks, must not
+    # keep the worker alive once its report is written
+    os._exit(0)

@@ -167,6 +167,11 @@ def recursion(request):
 def sigsegv(request):
     os.kill(os.getpid(), 11)
 
+def thread(request):  # a thread that never ends must not keep the worker alive
+    import threading, time
+    threading.Thread(target=time.sleep, args=(3600,)).start()
+    _out(request)
+
 def trap_result(request):
     (request.workspace / "__python-result.json").mkdir()
     _out(request)
@@ -220,11 +225,12 @@ CALLABLES = {
     "py-syntax-error": "bad_syntax:render",
     "py-import-exits": "bad_exit:render",
 }
-PUBLISHED = ("limit-depth", "limit-both", "recorded")
+PUBLISHED = ("limit-depth", "limit-both", "recorded", "py-thread")
 
 
 def hostile_project(root: Path) -> Project:
     nodes = [*COMMAND_CASES, *PYTHON_CASES, *PUBLISHED]
+    python = [*PYTHON_CASES, "py-thread"]
     project = Project.create(root, intent({node: {} for node in nodes}, []))
     (root / "renders/hostile.py").write_text(HOSTILE)
     (root / "pyrenders.py").write_text(PYRENDERS)
@@ -232,7 +238,7 @@ def hostile_project(root: Path) -> Project:
     (root / "bad_syntax.py").write_text("def render(request:\n")
     (root / "bad_exit.py").write_text("import sys\nsys.exit(4)\n")
     toml = f'[render.default]\nkind = "command"\ncommand = ["{sys.executable}", "renders/hostile.py"]\n'
-    for node in PYTHON_CASES:
+    for node in python:
         function = node.removeprefix("py-").replace("-", "_")
         target = CALLABLES.get(node, f"pyrenders:{function}")
         toml += f'\n[render.{node}]\nkind = "python"\ncallable = "{target}"\n'
