@@ -1,11 +1,11 @@
 """Render processes never outlive their runner: each is spawned in its own process group,
-recorded durably in the run directory before it does any work, and killed with its whole
+recorded in the run directory (it outlives the runner) before it does any work, and killed with its whole
 group when it ends, times out, or the runner stops; the next runner kills what a killed
 runner left behind.
 
 A render process starts behind a gate: `/bin/sh` waits for one line on its stdin before
 it `exec`s the render's command. The runner writes the line only after the group's
-record (`runs/{id}/procs/{node}.{attempt}.json`) is on disk, so a runner killed before
+record (`runs/{id}/procs/{node}.{attempt}.json`) is written, so a runner killed before
 that leaves a shell that reads end-of-file and exits without running anything. After the
 render's own process exits, every process still in its group is killed (a render is
 done when its process is), then the record is removed. A record that outlives its runner
@@ -180,7 +180,10 @@ def _record(request: RenderRequest, pid: int, path: Path) -> None:
         "runner": os.getpid(),
         "runner_start": _start_time(os.getpid()),
     }
-    atomic_write_bytes(path, json.dumps(record, sort_keys=True).encode() + b"\n")
+    # The record must outlive the runner's process, not the machine: a reboot ends every
+    # render too (the boot id says so). The page cache survives a killed process, so
+    # no fsync is needed.
+    atomic_write_bytes(path, json.dumps(record, sort_keys=True).encode() + b"\n", durable=False)
 
 
 def _end_group(process: subprocess.Popen[bytes], record: Path) -> None:
