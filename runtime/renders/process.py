@@ -1,7 +1,7 @@
 """Render processes never outlive their runner: each is spawned in its own process group,
-recorded in the run directory (it outlives the runner) before it does any work, and killed with its whole
-group when it ends, times out, or the runner stops; the next runner kills what a killed
-runner left behind.
+recorded in the run directory before it does any work, and killed with its whole group
+when it ends, times out, or the runner stops; the next runner kills what a killed runner
+left behind.
 
 A render process starts behind a gate: `/bin/sh` waits for one line on its stdin before
 it `exec`s the render's command. The runner writes the line only after the group's
