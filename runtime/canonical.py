@@ -1,5 +1,9 @@
 """Canonical JSON (RFC 8785), sha256 tokens, the OPWM1 artifact frame and path normalization.
 
+It also owns strict reading (`loads_strict`): JSON that has a canonical form, refusing
+NaN, Infinity, numbers that overflow to infinity and values nested deeper than
+`MAX_DEPTH`, for every truth file, trigger payload and ledger line the runtime reads.
+
 This module is deliberately dependency-free (stdlib only): the compiler imports it to
 fingerprint contracts, and the runtime uses it for every token, receipt hash and
 content address.
@@ -38,6 +42,7 @@ except ImportError:  # pragma: no cover - orjson is a declared dependency
 
 __all__ = [
     "FRAME_MAGIC",
+    "MAX_DEPTH",
     "CanonicalError",
     "PathError",
     "canonical_json",
@@ -45,6 +50,8 @@ __all__ = [
     "content_address",
     "decode_frame",
     "encode_frame",
+    "json_depth",
+    "loads_strict",
     "normalize_path",
     "sha256_token",
     "token",
@@ -283,6 +290,62 @@ def _shortest_digits(number: float) -> tuple[str, int]:
         digits = stripped
     digits_stripped = digits.rstrip("0")
     return digits_stripped or "0", point
+
+
+# ---------------------------------------------------------------------------------------
+# Strict reading
+# ---------------------------------------------------------------------------------------
+
+MAX_DEPTH = 100  # deeper values are refused: every later step may recurse over them
+
+
+def _no_constant(name: str) -> Any:
+    raise CanonicalError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):  # `1e400` overflows to infinity
+        raise CanonicalError(f"{text[:40]} is out of range for a JSON number")
+    return number
+
+
+def loads_strict(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse JSON that has a canonical form: no NaN or Infinity, no number that overflows
+    to infinity (`1e400`), nothing nested deeper than `max_depth`. Raises CanonicalError
+    (a ValueError, as json.JSONDecodeError and bad UTF-8 are) naming the problem."""
+    try:
+        value = json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise CanonicalError(f"JSON nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError | CanonicalError | UnicodeDecodeError):
+            raise
+        raise CanonicalError(str(exc)) from exc  # e.g. an integer of 5,000 digits
+    # fewer brackets than the limit cannot nest deeper than it (the common, free case)
+    if isinstance(data, bytes):
+        opened = data.count(b"[") + data.count(b"{")
+    else:
+        opened = data.count("[") + data.count("{")
+    if opened > max_depth and json_depth(value, max_depth) > max_depth:
+        raise CanonicalError(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def json_depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply `value` nests (a scalar is 0, `[]` is 1), counted level by level
+    (no recursion) and stopping just past `limit`."""
+    depth = 0
+    level = [value] if isinstance(value, dict | list | tuple) else []
+    while level and depth <= limit:
+        depth += 1
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list | tuple)
+        ]
+    return depth
 
 
 # ---------------------------------------------------------------------------------------

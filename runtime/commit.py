@@ -36,40 +36,56 @@ __all__ = ["commit_and_sign", "evaluate"]
 
 
 def evaluate(
-    spec: NodeIntent, head: NodeHead, run: RunDir, outcome: RenderOutcome
+    spec: NodeIntent, head: NodeHead, run: RunDir, outcome: RenderOutcome, staging: Path
 ) -> tuple[ReceiptStatus, dict[str, str], dict[str, bytes] | None, SemanticDiff]:
-    """Judge a finished render: status, fingerprints, files to publish (rendered only)
-    and semantic_diff. A render failure, `__error.md`, an unreadable artifact, a
-    postcondition violation or a missing attestation is `failed` (prior tokens kept);
-    unmoved tokens are `skipped`."""
+    """Judge a finished render attempt whose artifact is in `staging`: status,
+    fingerprints, files to publish (rendered only) and semantic_diff. A render failure,
+    `__error.md`, a bad `__attest.json`, an unreadable artifact, a postcondition violation
+    or a missing attestation is `failed` (prior tokens kept); unmoved tokens are
+    `skipped`."""
     node = spec.name
     prior = head.fingerprints(spec.facets)
     workspace = run.workspace(node)
-    error_file = workspace / "__error.md"
-    if outcome.ok and error_file.exists():
-        outcome = RenderOutcome(ok=False, error=_error_name(error_file), detail="__error.md")
+    if outcome.ok and workspace.is_symlink():
+        detail = "the workspace was replaced by a symlink"
+        outcome = RenderOutcome(ok=False, error="invalid-signal", detail=detail)
+    if outcome.ok:
+        outcome = _error_signal(workspace / "__error.md") or outcome
     if not outcome.ok:
         return ReceiptStatus.FAILED, prior, None, _failure(outcome.error or "error", outcome.detail)
     try:
-        files = read_tree(run.staging(node))
+        _refuse_links(run.path, staging)
+        files = read_tree(staging)
         content_address(files)  # every path must normalize and encode
         truth = build_truth(files)
     except (ValueError, PathEscapeError) as exc:  # TruthError, PathError, bad encodings
         return ReceiptStatus.FAILED, prior, None, _failure("invalid-artifact", str(exc))
+    except RecursionError:  # pragma: no cover - build_truth bounds every depth
+        return ReceiptStatus.FAILED, prior, None, _failure("invalid-artifact", "nested too deep")
     tokens = fingerprint(spec.spec, truth.value, spec.facets, finite=True)
     attested, problem = read_attestation(workspace)
+    if problem is not None:
+        return ReceiptStatus.FAILED, prior, None, _failure("invalid-attestation", problem)
     violations = check(spec.validator, truth.value, attested)
     if violations:
         kinds = {v.kind for v in violations}
         name = "missing-attestation" if kinds == {"attestation"} else "postcondition"
         reason = "; ".join(str(v) for v in violations)
-        if problem:
-            reason += f"; {problem}"
         return ReceiptStatus.FAILED, prior, None, _failure(name, reason)
     moved = moved_facets(prior, tokens, spec.facets)
     if not moved:
         return ReceiptStatus.SKIPPED, tokens, None, {}
     return ReceiptStatus.RENDERED, tokens, files, {"changed": moved}
+
+
+def _refuse_links(run_path: Path, staging: Path) -> None:
+    """The staging folder and the folders above it inside the run must be real folders:
+    a render that swaps one for a symlink must not publish what the link points at."""
+    folder = staging
+    while folder != run_path and run_path in folder.parents:
+        if folder.is_symlink():
+            raise PathEscapeError(f"{folder} was replaced by a symlink; artifacts may not link")
+        folder = folder.parent
 
 
 def commit_and_sign(
@@ -114,9 +130,28 @@ def _failure(name: str, reason: str) -> SemanticDiff:
     return {"error": name, "reason": reason[:2000]}
 
 
-def _error_name(path: Path) -> str:
+_ERROR_LIMIT = 4096  # the name is on the first line; the rest is the render's to read
+
+
+def _error_signal(path: Path) -> RenderOutcome | None:
+    """The failure `__error.md` signals, if the render wrote one (None when absent)."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    if path.is_symlink() or not path.is_file():
+        detail = "__error.md is not a plain file"
+        return RenderOutcome(ok=False, error="invalid-signal", detail=detail)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_ERROR_LIMIT)
+    except OSError as exc:
+        detail = f"__error.md cannot be read: {exc.strerror or exc}"
+        return RenderOutcome(ok=False, error="invalid-signal", detail=detail)
+    return RenderOutcome(ok=False, error=_error_name(head), detail="__error.md")
+
+
+def _error_name(head: bytes) -> str:
     """`# Error: no-results` → `no-results` (the seed's __error.md convention)."""
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in head.decode("utf-8", errors="replace").splitlines():
         text = line.strip().lstrip("#").strip()
         if text.lower().startswith("error:"):
             name = "-".join(text[6:].split()).lower()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends.base import Backend, BackendError
-from .canonical import decode_frame, token
+from .canonical import token
 from .commit import commit_and_sign, evaluate
 from .fsio import atomic_write_bytes
 from .intent import Intent
@@ -41,7 +41,8 @@ from .reconciler import (
     plan_wave,
     subscribers_woken,
 )
-from .renders import Renderer, RenderOutcome, RenderRequest
+from .renders import Renderer, RenderOutcome, RenderRequest, cost_problem
+from .renders.process import new_attempt, stopped_renders
 from .runs import RunDir, utc_now
 
 __all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary", "queued_wakes"]
@@ -99,6 +100,7 @@ class _Job:
     decision: Decision
     wake: Wake
     request: RenderRequest
+    pinned: tuple[tuple[str, str], ...] = ()  # (node, version) materializations it reads
 
 
 class Engine:
@@ -192,13 +194,9 @@ class Engine:
                     wake = explicit.merge(derived)
                 else:
                     wake = explicit
+                request, pinned = self._prepare(run, node, wake)
                 jobs.append(
-                    _Job(
-                        node=node,
-                        decision=decision,
-                        wake=wake,
-                        request=self._prepare(run, node, wake),
-                    )
+                    _Job(node=node, decision=decision, wake=wake, request=request, pinned=pinned)
                 )
             self._run_wave(run, jobs, event, summary, pending, wakes)
 
@@ -260,40 +258,61 @@ class Engine:
             run.log(f"{event}→ ∥start {','.join(job.node for job in jobs)}")
         letters = iter("abcdefghijklmnopqrstuvwxyz")
         with cf.ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
-            futures = {}
-            for job in jobs:
-                self.options.on_event(Event(kind=EventKind.START, node=job.node))
-                futures[pool.submit(self._render, job)] = job
-            for future in cf.as_completed(futures):
-                job = futures[future]
-                outcome = future.result()
-                self.options.checkpoint("after-render", job.node)
-                label = f"{event}{next(letters, '')}" if parallel else f"{event}"
-                self._commit_render(run, job, outcome, label, summary, pending, wakes)
+            try:
+                futures = {}
+                for job in jobs:
+                    self.options.on_event(Event(kind=EventKind.START, node=job.node))
+                    futures[pool.submit(self._render, job)] = job
+                for future in cf.as_completed(futures):
+                    job = futures[future]
+                    outcome = future.result()
+                    self.options.checkpoint("after-render", job.node)
+                    label = f"{event}{next(letters, '')}" if parallel else f"{event}"
+                    self._commit_render(run, job, outcome, label, summary, pending, wakes)
+            except BaseException:
+                # Ctrl-C, SIGTERM or an error stops the runner: no render may outlive it
+                with stopped_renders():
+                    pool.shutdown(wait=True, cancel_futures=True)
+                raise
         if parallel:
             run.log(f"{event}→ ∥done")
 
     def _render(self, job: _Job) -> RenderOutcome:
         try:
-            return self.renderers[job.node].render(job.request)
+            outcome = self.renderers[job.node].render(job.request)
         except Exception as exc:  # a render plug-in bug must not take the runner down
             return RenderOutcome(ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}")
+        problem = cost_problem(outcome.cost) if outcome.ok else None
+        if problem is not None:
+            return RenderOutcome(ok=False, error="invalid-cost", detail=problem)
+        return outcome
 
     # -- preparing a render ---------------------------------------------------------------
 
     def _pinned(self, run: RunDir, node: str) -> Path | None:
-        """Materialize a node's current version in the run (its pinned, immutable copy)."""
+        """A node's current version materialized in the run (its pinned, read-only copy),
+        verified against its content address (rebuilt if anything changed it)."""
         version = self.version(node)
         if version is None:
             return None
-        if run.version_of(node) != version:
-            files = decode_frame(self.backend.get_version(node, version))
-            run.materialize(node, version, files)
+        run.pin(node, version, functools.partial(self.backend.get_version, node, version))
         return run.world_model(node)
 
-    def _prepare(self, run: RunDir, node: str, wake: Wake) -> RenderRequest:
+    def _changed_inputs(self, run: RunDir, job: _Job) -> list[str]:
+        """The pinned copies a render read that no longer match their version (a render
+        wrote into them); they are rebuilt for the renders after it."""
+        return [
+            node
+            for node, version in job.pinned
+            if run.pin(node, version, functools.partial(self.backend.get_version, node, version))
+        ]
+
+    def _prepare(
+        self, run: RunDir, node: str, wake: Wake
+    ) -> tuple[RenderRequest, tuple[tuple[str, str], ...]]:
         spec = self.intent.nodes[node]
-        workspace = run.prepare_workspace(node)
+        attempt = new_attempt()
+        workspace = run.prepare_workspace(node, attempt)
         inputs: list[dict[str, Any]] = []
         for edge in self.intent.inputs_of[node]:
             head = self.heads[edge.producer]
@@ -350,13 +369,18 @@ class Engine:
             if source.get("name") == node:
                 contract = run.source(str(source["path"]))
         attested = tuple(item["id"] for item in (spec.validator or {}).get("attested", []))
-        return RenderRequest(
+        pinned = tuple(
+            (name, version)
+            for name in sorted({edge.producer for edge in self.intent.inputs_of[node]} | {node})
+            if (version := self.version(name)) is not None
+        )
+        request = RenderRequest(
             run_id=run.run_id,
             node=node,
             root=self.root,
             run_dir=run.path,
             workspace=workspace,
-            output=run.staging(node),
+            output=run.staging(node, attempt),
             inputs_file=inputs_file,
             wake_file=wake_file,
             attest_file=workspace / ATTEST_FILE,
@@ -366,7 +390,9 @@ class Engine:
             timeout=self.options.timeout,
             wake=wake_doc,
             attested=attested,
+            attempt=attempt,
         )
+        return request, pinned
 
     # -- commit-and-sign ------------------------------------------------------------------
 
@@ -381,8 +407,12 @@ class Engine:
         wakes: dict[str, Wake],
     ) -> None:
         node = job.node
+        changed = self._changed_inputs(run, job)
+        if changed and outcome.ok:
+            detail = f"pinned input(s) {', '.join(changed)} changed while the render ran"
+            outcome = RenderOutcome(ok=False, error="input-changed", detail=detail)
         status, tokens, files, diff = evaluate(
-            self.intent.nodes[node], self.heads[node], run, outcome
+            self.intent.nodes[node], self.heads[node], run, outcome, job.request.output
         )
         receipt = build_receipt(
             node=node,
@@ -399,6 +429,7 @@ class Engine:
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
         self._commit(run, node, receipt, files, marker)
+        run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})
         if status == ReceiptStatus.FAILED:

@@ -152,8 +152,11 @@ def replace_dir(target: Path, files: dict[str, bytes], *, durable: bool = True) 
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
-    """Read every regular file under `root` as relative-path → bytes (symlinks refused)."""
+    """Read every regular file under `root` as relative-path → bytes (symlinks, `root`
+    itself included, and special files such as FIFOs refused)."""
     files: dict[str, bytes] = {}
+    if root.is_symlink():
+        raise PathEscapeError(f"{root} is a symlink; artifacts may not link")
     if not root.exists():
         return files
     for path in _walk_files(root):
@@ -173,4 +176,6 @@ def _walk_files(root: Path) -> Iterator[Path]:
             path = base / filename
             if path.is_symlink():
                 raise PathEscapeError(f"{path} is a symlink; artifacts may not link")
+            if not path.is_file():  # a FIFO would block the reader forever
+                raise PathEscapeError(f"{path} is not a regular file")
             yield path

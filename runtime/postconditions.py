@@ -9,18 +9,19 @@ commit is refused and a `failed` receipt is written.
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .canonical import loads_strict
 from .schemas import validate_with
 
 __all__ = ["ATTEST_FILE", "Violation", "check", "read_attestation"]
 
 ATTEST_FILE = "__attest.json"
+_ATTEST_LIMIT = 1024 * 1024
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
     "!=": operator.ne,
@@ -44,13 +45,22 @@ class Violation:
 
 
 def read_attestation(workspace: Path) -> tuple[frozenset[str], str | None]:
-    """Return the attested ids of a render, and a problem description if the file is bad."""
+    """Return the attested ids of a render, and a problem description if the file is bad
+    (not a plain file, over 1 MiB, not strict JSON, not the expected shape)."""
     path = workspace / ATTEST_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return frozenset(), None
+    if path.is_symlink() or not path.is_file():
+        return frozenset(), f"{ATTEST_FILE} is not a plain file"
     try:
-        data = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        with open(path, "rb") as handle:
+            raw = handle.read(_ATTEST_LIMIT + 1)
+        if len(raw) > _ATTEST_LIMIT:
+            return frozenset(), f"{ATTEST_FILE} is larger than {_ATTEST_LIMIT:,} bytes"
+        data = loads_strict(raw)
+    except OSError as exc:
+        return frozenset(), f"{ATTEST_FILE} cannot be read: {exc.strerror or exc}"
+    except ValueError as exc:  # JSON, UTF-8, NaN, depth
         return frozenset(), f"{ATTEST_FILE} is not JSON: {exc}"
     ids = data.get("attested") if isinstance(data, dict) else None
     if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):

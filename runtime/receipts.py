@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .canonical import FrameError, canonical_json, decode_frame, encode_frame, sha256_token, token
+from .canonical import (
+    FrameError,
+    canonical_json,
+    decode_frame,
+    encode_frame,
+    loads_strict,
+    sha256_token,
+    token,
+)
 from .fsio import append_line
 from .protocol import (
     Cost,
@@ -158,7 +166,7 @@ def parse_ledger_hashed(
     for number, raw in enumerate(lines[:-1], start=1):
         where = f"{number}"
         try:
-            receipt = json.loads(raw)
+            receipt = loads_strict(raw)  # NaN, 1e400 or deep nesting: a bad line
             if not isinstance(receipt, dict):
                 raise ValueError("a receipt must be a JSON object")
         except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:

@@ -2,31 +2,37 @@
 
 Layout (seed 001): compiled-intent.json, root.prose.md, sources/, workspace/{node}/,
 world-model/{node}/ + .version, world-model/caller/, receipts/{node}.jsonl, vm.log.md,
-agents/, plus run.json (what woke the run, for `prosec resume`). A render's staging
-folder is `workspace/{node}/__publish/`; other `__`-prefixed workspace files are the
-VM's (`__inputs.json`, `__wake.json`, `__render.log`) or the render's signals
-(`__error.md`, `__attest.json`).
+agents/, plus run.json (what woke the run, for `prosec resume`). Each render attempt
+publishes into its own staging folder `staging/{node}/{attempt}/` (a fresh, random
+name: a stale writer from an earlier attempt cannot reach a live one) and is recorded
+in `procs/` while its process group lives (renders/process.py). `__`-prefixed
+workspace files are the VM's (`__inputs.json`, `__wake.json`, `__render.log`) or the
+render's signals (`__error.md`, `__attest.json`). Materialized inputs are read-only
+and verified against their `.version` before a render reads them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import secrets
 import shutil
-from collections.abc import Mapping
+import stat
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .canonical import canonical_json
+from .canonical import PathError, canonical_json, content_address, decode_frame
 from .fsio import (
     PathEscapeError,
     append_line,
     atomic_write_bytes,
     atomic_write_text,
     confined,
+    read_tree,
     replace_dir,
     safe_name,
 )
@@ -38,7 +44,8 @@ __all__ = ["RUN_ID", "RunDir", "new_run_id", "resolve_run", "runs_in_order"]
 RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-z]{6}$")
 _LATEST = re.compile(r"^latest(?:~(\d{1,6}))?$")
 VERSION_FILE = ".version"
-STAGING = "__publish"
+STAGING = "staging"
+SIGNALS = ("__error.md", "__attest.json")
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
@@ -163,8 +170,9 @@ class RunDir:
     def workspace(self, node: str) -> Path:
         return self.path / "workspace" / safe_name(node, "node name")
 
-    def staging(self, node: str) -> Path:
-        return self.workspace(node) / STAGING
+    def staging(self, node: str, attempt: str) -> Path:
+        """The staging folder of one render attempt of `node`."""
+        return self.path / STAGING / safe_name(node, "node name") / safe_name(attempt, "attempt")
 
     def world_model(self, node: str) -> Path:
         return self.path / "world-model" / safe_name(node, "node name")
@@ -179,31 +187,81 @@ class RunDir:
             return None
         return path if path.is_file() else None
 
-    def prepare_workspace(self, node: str) -> Path:
-        """Fresh signals and staging for a render; earlier scratch stays for debugging."""
+    def prepare_workspace(self, node: str, attempt: str) -> Path:
+        """Fresh signals and a fresh staging folder for a render attempt (earlier attempts'
+        staging removed; other scratch stays for debugging)."""
         workspace = self.workspace(node)
+        if workspace.is_symlink():  # a render replaced its workspace: never follow it
+            workspace.unlink()
         workspace.mkdir(parents=True, exist_ok=True)
-        for name in ("__error.md", "__attest.json"):
-            (workspace / name).unlink(missing_ok=True)
-        staging = workspace / STAGING
-        if staging.exists():
-            shutil.rmtree(staging)
-        staging.mkdir()
+        for name in SIGNALS:
+            _remove(workspace / name)
+        for entry in workspace.glob("__*"):  # the VM's files: a render may have left traps
+            if entry.is_symlink() or not entry.is_file():
+                _remove(entry)
+        attempts = self.path / STAGING / safe_name(node, "node name")
+        if attempts.is_symlink():
+            attempts.unlink()
+        if attempts.is_dir():
+            for old in attempts.iterdir():
+                _remove(old)
+        self.staging(node, attempt).mkdir(parents=True)
         return workspace
+
+    def drop_staging(self, node: str, attempt: str) -> None:
+        """Remove an attempt's staging folder once judged (what it held is published or
+        refused; whatever a hostile render left there must not linger in the run)."""
+        _remove(self.staging(node, attempt))
 
     # -- world model ----------------------------------------------------------------------
 
     def version_of(self, node: str) -> str | None:
+        """The `.version` of world-model/{node}/ (None when absent or not a plain file)."""
         marker = self.world_model(node) / VERSION_FILE
-        return marker.read_text(encoding="utf-8").strip() if marker.exists() else None
+        if marker.is_symlink() or not marker.is_file():
+            return None
+        try:
+            return marker.read_bytes()[:200].decode("ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def materialize(self, node: str, address: str, files: Mapping[str, bytes]) -> Path:
-        """Publish `files` at world-model/{node}/ with its `.version` (idempotent)."""
+        """Publish `files` at world-model/{node}/ with its `.version` (idempotent), its
+        files read-only: renders read them, none may write them."""
         target = self.world_model(node)
-        if self.version_of(node) != address:
+        if not self.intact(node, address):
             # derived from the durable version blob: atomic, but not fsynced
             replace_dir(target, {**files, VERSION_FILE: address.encode() + b"\n"}, durable=False)
+            for dirpath, _, filenames in os.walk(target):
+                for name in filenames:
+                    os.chmod(
+                        os.path.join(dirpath, name), stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+                    )
         return target
+
+    def pin(self, node: str, address: str, blob: Callable[[], bytes]) -> bool:
+        """Make world-model/{node}/ exactly the artifact `address`, rebuilt from its
+        version blob when anything changed it; True when it had to be rebuilt."""
+        if self.intact(node, address):
+            return False
+        self.materialize(node, address, decode_frame(blob()))
+        return True
+
+    def intact(self, node: str, address: str) -> bool:
+        """Whether world-model/{node}/ still holds exactly the artifact `address` (what a
+        render reads must be what its receipt pins)."""
+        target = self.world_model(node)
+        if target.is_symlink() or self.version_of(node) != address:
+            return False
+        try:
+            files = read_tree(target)
+        except (OSError, PathError):
+            return False
+        files.pop(VERSION_FILE, None)
+        try:
+            return content_address(files) == address
+        except PathError:
+            return False
 
     # -- ledgers and log ------------------------------------------------------------------
 
@@ -245,6 +303,14 @@ class RunDir:
             if line.startswith("---error"):
                 return "failed"
         return None
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, a link (never its target) or a folder tree, if present."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
 
 
 def runs_in_order(runs_dir: Path) -> list[RunDir]:

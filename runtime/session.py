@@ -28,6 +28,7 @@ from .keys import caller_key, clock_key
 from .protocol import is_pending_record, is_queued_wake, pending_problem, wake_problem
 from .reconciler import Wake
 from .renders import BindingError, Renderer, make_renderer, resolve_binding, template_of
+from .renders.process import kill_survivors
 from .runs import RunDir, new_run_id, resolve_run, utc_now
 
 __all__ = ["Project", "SessionError", "open_project"]
@@ -102,9 +103,12 @@ class Project:
     # -- lock and recovery --------------------------------------------------------------
 
     def recover(self) -> list[str]:
-        """Roll forward commits a crash interrupted; returns the nodes recovered."""
+        """Kill renders an interrupted runner left running, then roll forward commits a
+        crash interrupted; returns the nodes recovered."""
         if not self.backend.ephemeral:
             remember_checked(self.root / MANIFEST, self.root / CACHE)
+            for survivor in kill_survivors(self.root / "runs"):
+                self.warnings.append(f"killed a render an interrupted runner left: {survivor}")
         recovered = []
         for node, record in self.backend.pendings().items():
             if not is_pending_record(record):

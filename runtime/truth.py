@@ -8,7 +8,12 @@ projections, excluded whenever the artifact has structured content. An artifact 
 structured content at all is fingerprinted by its normalized text instead: each file's
 text (CRLF → LF, trailing whitespace and trailing blank lines dropped) at its key path.
 
-This module is the runtime's only user of PyYAML.
+Every value is checked as it is read: no NaN or infinity (nor a number such as `1e400`
+that overflows to one), no file value nested deeper than `MAX_DEPTH` (100) levels, no key
+path deeper than `MAX_FOLDERS` (32) folders, and no YAML whose aliases expand past
+`yamlsafe.MAX_NODES` values; a refused file is a TruthError naming it. So every truth
+nests at most 132 levels, which every later step (canonicalizer, canonical JSON,
+validator) can walk.
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from typing import Any
 
 import yaml
 
-from .canonical import normalize_path
+from .canonical import MAX_DEPTH, json_depth, loads_strict, normalize_path
 from .canonicalizer import no_gc
+from .yamlsafe import YamlRefused, load_guarded
 
-__all__ = ["Truth", "TruthError", "build_truth", "normalize_text"]
+__all__ = ["MAX_FOLDERS", "Truth", "TruthError", "build_truth", "normalize_text"]
 
 _STRUCTURED = (".json", ".yaml", ".yml")
+MAX_FOLDERS = 32
 _MARKDOWN = (".md", ".markdown")
 
 
@@ -62,6 +69,8 @@ def _build(files: Mapping[str, bytes]) -> Truth:
         content = files[raw_path]
         stem, suffix = _split(path)
         keys = _key_path(stem)
+        if len(keys) > MAX_FOLDERS:
+            raise TruthError(path, f"key path nested deeper than {MAX_FOLDERS} folders")
         lowered = suffix.lower()
         if lowered in _STRUCTURED:
             value = _parse_structured(path, content, lowered)
@@ -103,11 +112,6 @@ def _key_path(stem: str) -> list[str]:
     return keys
 
 
-def _refuse_constant(name: str) -> Any:
-    # Python's json accepts NaN and Infinity; JSON (and every token) does not.
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _decode(path: str, content: bytes) -> str:
     try:
         return content.decode("utf-8")
@@ -118,29 +122,39 @@ def _decode(path: str, content: bytes) -> str:
 def _parse_structured(path: str, content: bytes, suffix: str) -> Any:
     if suffix == ".json":
         try:
-            return json.loads(content, parse_constant=_refuse_constant)
+            return loads_strict(content)
         except json.JSONDecodeError as exc:
             raise TruthError(path, f"line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-        except ValueError as exc:
-            raise TruthError(path, str(exc)) from exc
         except UnicodeDecodeError as exc:
             raise TruthError(path, f"is not UTF-8 text (byte {exc.start})") from exc
+        except ValueError as exc:  # CanonicalError: NaN, 1e400, too deep
+            raise TruthError(path, str(exc)) from exc
     return _load_yaml(path, _decode(path, content))
 
 
 def _load_yaml(path: str, text: str, line_offset: int = 0) -> Any:
     try:
-        value = yaml.safe_load(text)
+        value = load_guarded(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1 + line_offset}: " if mark is not None else ""
+        # libyaml marks the end of input one line past the last: point at the last line
+        line = min(mark.line, text.count("\n")) if mark is not None else 0
+        where = f"line {line + 1 + line_offset}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise TruthError(path, f"{where}invalid YAML: {problem}") from exc
-    return _jsonable(path, value)
+    except YamlRefused as exc:
+        raise TruthError(path, str(exc)) from exc
+    except ValueError as exc:  # a value no type can hold, e.g. an int of 5,000 digits
+        raise TruthError(path, f"invalid YAML value: {exc}") from exc
+    converted = _jsonable(path, value)
+    if json_depth(converted) > MAX_DEPTH:  # guarded above; a merge key can still nest
+        raise TruthError(path, f"YAML nested deeper than {MAX_DEPTH} levels")
+    return converted
 
 
 def _jsonable(path: str, value: Any) -> Any:
     # YAML can produce dates, sets and non-string keys; the truth must be plain JSON.
+    # The guard bounded depth and size, so this recursion is bounded too.
     if isinstance(value, float) and not math.isfinite(value):
         raise TruthError(path, f"YAML value {value!r} is not a JSON number")
     if value is None or isinstance(value, bool | int | float | str):
@@ -148,10 +162,18 @@ def _jsonable(path: str, value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(path, item) for item in value]
     if isinstance(value, dict):
-        return {str(key): _jsonable(path, item) for key, item in value.items()}
+        return {_key(path, key): _jsonable(path, item) for key, item in value.items()}
     if hasattr(value, "isoformat"):
         return value.isoformat()
     raise TruthError(path, f"YAML value of type {type(value).__name__} has no JSON form")
+
+
+def _key(path: str, key: Any) -> str:
+    if isinstance(key, float) and not math.isfinite(key):
+        raise TruthError(path, f"YAML key {key!r} is not a JSON number")
+    if key is None or isinstance(key, bool | int | float | str) or hasattr(key, "isoformat"):
+        return str(key)
+    raise TruthError(path, f"YAML key of type {type(key).__name__} has no JSON form")
 
 
 def _frontmatter(path: str, text: str) -> Any | None:

@@ -7,18 +7,21 @@ unreadable state, lock held), 3 internal error. The runtime does the work
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import math
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 from prosec.runtime import serve
 from prosec.runtime.backends import BACKEND_NAMES
+from prosec.runtime.canonical import loads_strict
 from prosec.runtime.executor import CRASH_POINTS, EngineOptions, Event, RunSummary
 from prosec.runtime.protocol import QueuedWake
 from prosec.runtime.renders import parse_cli_binding
@@ -142,15 +145,51 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--jobs", type=click.IntRange(min=1), help="Renders in parallel ([run] jobs, else 2)."
     )(func)
-    func = click.option(
-        "--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per render."
-    )(func)
+    func = click.option("--timeout", type=_SECONDS, help="Seconds per render.")(func)
     func = click.option(
         "--backend",
         type=click.Choice(BACKEND_NAMES),
         help="State backend ([run] backend, else filesystem).",
     )(func)
     return json_opt(func)
+
+
+class _Seconds(click.ParamType[float]):
+    """A positive, finite number of seconds (click's FloatRange lets nan and inf through)."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value!r} is not a positive, finite number of seconds", param, ctx)
+        return seconds
+
+
+_SECONDS = _Seconds()
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop the runner like Ctrl-C does, so it kills its renders before
+    exiting (with 128 + the signal, as a shell expects) instead of dying and leaving them
+    behind."""
+
+    def stop(signum: int, frame: Any) -> None:
+        sys.exit(128 + signum)
+
+    caught = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    previous = {signum: signal.signal(signum, stop) for signum in caught}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _parse_inputs(inputs: tuple[str, ...]) -> dict[str, str]:
@@ -194,16 +233,12 @@ def run(
         with user_errors():
             # local time: a cron cadence such as `0 9 * * 1-5` means nine o'clock here
             wakes = serve.due_wakes(project, dt.datetime.now().astimezone())
-    with _progress(as_json) as progress:
+    with _terminable(), _progress(as_json) as progress:
         options = _options(project, jobs, timeout, progress)
         code = _serve(
             project, kind="run", wakes=wakes, inputs=given, options=options, as_json=as_json
         )
     sys.exit(code)
-
-
-def _no_constant(name: str) -> Any:
-    fail(f"--data: {name} is not a JSON number")
 
 
 def _load_data(text: str) -> Any:
@@ -214,9 +249,11 @@ def _load_data(text: str) -> Any:
         except (OSError, UnicodeDecodeError) as exc:
             fail(f"--data {text}: cannot read: {exc}")
     try:
-        return json.loads(raw, parse_constant=_no_constant)
+        return loads_strict(raw)
     except json.JSONDecodeError as exc:
         fail(f"--data: not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}")
+    except ValueError as exc:  # NaN, Infinity, 1e400, 5,000 digits, nested too deep
+        fail(f"--data: {exc}")
 
 
 @click.command("trigger")
@@ -239,7 +276,7 @@ def trigger(
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_trigger(project, gateway, value)
-    with _progress(as_json) as progress:
+    with _terminable(), _progress(as_json) as progress:
         options = _options(project, jobs, timeout, progress)
         code = _serve(
             project, kind="trigger", wakes=[], inputs={}, options=options, as_json=as_json
@@ -264,7 +301,7 @@ def tick(
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_tick(project, node)
-    with _progress(as_json) as progress:
+    with _terminable(), _progress(as_json) as progress:
         options = _options(project, jobs, timeout, progress)
         code = _serve(project, kind="tick", wakes=[], inputs={}, options=options, as_json=as_json)
     sys.exit(code)
@@ -290,7 +327,7 @@ def resume(
         if run_dir.finished():
             click.echo(f"run {run_dir.run_id} already finished ({run_dir.finished()})")
             sys.exit(ExitCode.OK)
-    with _progress(as_json) as progress:
+    with _terminable(), _progress(as_json) as progress:
         options = _options(project, jobs, timeout, progress)
         with user_errors():
             summary = serve.resume(project, run_dir, options)

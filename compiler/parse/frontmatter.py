@@ -83,11 +83,12 @@ def simple_mapping(content: str, first_line: int) -> YamlResult | None:
 
 def _load_with_pyyaml(content: str, first_line: int) -> YamlResult:
     import yaml  # lazily: see _SIMPLE_LINE
+    from prosec.runtime.yamlsafe import too_large
 
     loader = _loader_class()(content)
     try:
         node = loader.get_single_node()
-        refused = _too_large(node) if node is not None else None
+        refused = too_large(node) if node is not None else None
         if refused is not None:
             return YamlResult(None, {}, f"{refused} (line {first_line})", first_line, 1)
         value = loader.construct_document(node) if node is not None else None
@@ -110,35 +111,7 @@ def _load_with_pyyaml(content: str, first_line: int) -> YamlResult:
     return YamlResult(value, key_lines)
 
 
-MAX_DEPTH = 100  # deeper values are refused: every later pass may recurse over them
-MAX_NODES = 100_000  # values reached, aliases expanded: a few bytes must not become gigabytes
-
-
-def _too_large(root: Any) -> str | None:
-    """Why a composed YAML node graph is refused (too deep, or too many values once its
-    aliases are expanded), else None; iterative, so the check itself cannot overflow."""
-    stack = [(root, 1)]
-    visited = 0
-    while stack:
-        node, depth = stack.pop()
-        visited += 1
-        if visited > MAX_NODES:
-            return f"YAML with more than {MAX_NODES:,} values (aliases expanded)"
-        if not isinstance(node.value, list):  # a scalar
-            continue
-        if depth > MAX_DEPTH:
-            return f"YAML nested deeper than {MAX_DEPTH} levels"
-        children = node.value
-        for child in children:
-            if isinstance(child, tuple):  # a mapping's (key, value) pair
-                stack.extend((part, depth + 1) for part in child)
-            else:
-                stack.append((child, depth + 1))
-    return None
-
-
 def _loader_class() -> Any:
-    import yaml
+    from prosec.runtime.yamlsafe import loader_class
 
-    # the C loader is several times faster; fall back when libyaml is absent
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader_class()

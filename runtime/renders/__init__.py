@@ -6,9 +6,9 @@ intent's topology node `render` object, or prose.toml `[render.default]`:
 
 | kind      | keys                                                                          |
 |-----------|-------------------------------------------------------------------------------|
-| command   | `command` (string, split like a shell does, or list), `env` (table), `timeout` |
-| python    | `callable` = "module:function" (ROOT is importable), `timeout`                |
-| agent     | `command` template ({prompt_file} {node} {output} {workspace}), `stdin`, `model` |
+| command   | `command` (string, split like a shell does, or list), `env` (table), `pass_env`, `timeout` |
+| python    | `callable` = "module:function" (ROOT is importable), `pass_env`, `timeout`    |
+| agent     | `command` template ({prompt_file} {node} {output} {workspace}), `stdin`, `model`, `env`, `pass_env`, `timeout` |
 | replay    | `dir` (under ROOT): copies `<dir>/<node>/` as the render's output              |
 | ingress   | none: publishes the trigger data (`<key>.json` per key of an object, else `data.json`) |
 
@@ -17,7 +17,9 @@ A mount of a contract template (node `runtime-adapter[claude]`) also takes the b
 its template (`[render.runtime-adapter]`, `--render runtime-adapter=…`) when it has none of
 its own; `{node}` and PROSEC_NODE are still the mount's own name.
 Every render receives a `RenderRequest`; command-like renders get it as environment
-variables (see `command.py`) and files in the workspace.
+variables (see `command.py`) and files in the workspace. Command, agent and python
+renders run as processes (process.py) with a scrubbed environment (environ.py); each
+attempt writes its artifact to its own staging folder `runs/{id}/staging/{node}/{attempt}/`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "RenderOutcome",
     "RenderRequest",
     "Renderer",
+    "cost_problem",
     "make_renderer",
     "parse_cli_binding",
     "resolve_binding",
@@ -73,6 +76,7 @@ class RenderRequest:
     timeout: float
     wake: Mapping[str, Any] = field(default_factory=dict)
     attested: tuple[str, ...] = ()
+    attempt: str = ""  # names this attempt's staging folder and process record
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +87,31 @@ class RenderOutcome:
     error: str | None = None
     detail: str = ""
     cost: Mapping[str, Any] | None = None
+
+
+def cost_problem(cost: Any) -> str | None:
+    """Why a render's cost cannot go on a receipt (None when it can, or is absent): a
+    mapping whose `model` / `provider` are short strings and whose `tokens` `fresh` /
+    `reused` are non-negative whole numbers."""
+    if cost is None:
+        return None
+    if not isinstance(cost, Mapping):
+        return f"the cost must be a mapping, not {type(cost).__name__}"
+    for key in ("model", "provider"):
+        value = cost.get(key)
+        if value is not None and not (isinstance(value, str) and len(value) <= 200):
+            return f"cost `{key}` must be a string of at most 200 characters"
+    tokens = cost.get("tokens")
+    if tokens is None:
+        return None
+    if not isinstance(tokens, Mapping):
+        return "cost `tokens` must be a mapping"
+    for key in ("fresh", "reused"):
+        value = tokens.get(key, 0)
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole or not 0 <= value < 2**53:
+            return f"cost `tokens.{key}` must be a whole number of tokens, not {value!r:.40}"
+    return None
 
 
 class Renderer(Protocol):

@@ -3,8 +3,8 @@ then run the configured agent command (prompt on stdin, or as `{prompt_file}`).
 
 Keys: `command` (template; placeholders {prompt_file} {node} {output} {workspace}
 {run_id}), `stdin` (bool, default true when the template has no {prompt_file}),
-`model` (recorded in the receipt's cost), `env`, `timeout`. The prompt is written to
-`workspace/{node}/__prompt.md` for inspection.
+`model` (recorded in the receipt's cost), `env`, `pass_env`, `timeout`. The prompt is
+written to `workspace/{node}/__prompt.md` for inspection (and read from there as stdin).
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fsio import atomic_write_bytes
 from . import Binding, BindingError, RenderOutcome, RenderRequest
-from .command import render_env, run_process, split_command, substitute, timeout_of
+from .command import render_env, split_command, substitute, timeout_of
+from .environ import pass_env_of
+from .process import run_render_process
 
 __all__ = ["AgentRenderer", "build_prompt"]
 
@@ -76,6 +79,7 @@ class AgentRenderer:
     stdin: bool
     model: str
     env: Mapping[str, str] = field(default_factory=dict)
+    pass_env: tuple[str, ...] = ()
     timeout: float | None = None
 
     @classmethod
@@ -87,19 +91,27 @@ class AgentRenderer:
         env = binding.options.get("env", {})
         if not isinstance(stdin, bool) or not isinstance(model, str) or not isinstance(env, dict):
             raise BindingError(f"{binding.origin}: `stdin` bool, `model` string, `env` table")
-        return cls(argv=tuple(argv), stdin=stdin, model=model, env=env, timeout=timeout_of(binding))
+        return cls(
+            argv=tuple(argv),
+            stdin=stdin,
+            model=model,
+            env=env,
+            pass_env=pass_env_of(binding),
+            timeout=timeout_of(binding),
+        )
 
     def render(self, request: RenderRequest) -> RenderOutcome:
         prompt = build_prompt(request)
         prompt_file = request.workspace / PROMPT_FILE
-        prompt_file.write_text(prompt, encoding="utf-8")
+        # replaced, never written through: a render may have left a symlink here
+        atomic_write_bytes(prompt_file, prompt.encode("utf-8"), durable=False)
         argv = [arg.replace("{prompt_file}", str(prompt_file)) for arg in self.argv]
-        outcome = run_process(
+        outcome = run_render_process(
             substitute(argv, request),
             request,
-            render_env(request, self.env),
+            render_env(request, self.env, self.pass_env),
             self.timeout or request.timeout,
-            stdin=prompt.encode("utf-8") if self.stdin else None,
+            stdin=prompt_file if self.stdin else None,
         )
         cost = {"model": self.model, "provider": "agent"}
         return RenderOutcome(ok=outcome.ok, error=outcome.error, detail=outcome.detail, cost=cost)

@@ -9,7 +9,7 @@ Environment given to the process (all paths absolute):
 | PROSEC_ROOT            | the OpenProse root (also the working directory)               |
 | PROSEC_RUN_DIR         | runs/{id}/                                                     |
 | PROSEC_WORKSPACE       | runs/{id}/workspace/{node}/ — private scratch                  |
-| PROSEC_OUTPUT          | the staging folder: write the artifact to publish here         |
+| PROSEC_OUTPUT          | this attempt's staging folder: write the artifact here         |
 | PROSEC_INPUTS          | JSON file: pinned input versions and their paths (+ caller)    |
 | PROSEC_WAKE            | JSON file: the wake (source, refs, trigger data)               |
 | PROSEC_PRIOR           | the node's prior truth directory ("" before its first commit) |
@@ -18,32 +18,39 @@ Environment given to the process (all paths absolute):
 | PROSEC_ATTEST          | where to write {"attested": [ids]} for render-attested checks |
 | PROSEC_ATTESTED_IDS    | the ids the validator expects attested, comma-separated        |
 
+Nothing else of the runner's environment reaches the render but the allow-list of
+environ.py and the binding's `pass_env` names; the binding's `env` table adds literal
+values.
+
 To signal a semantic failure, write `$PROSEC_WORKSPACE/__error.md` starting with
-`# Error: <name>`. A non-zero exit or a timeout fails the render too. stdout and stderr
-go to `$PROSEC_WORKSPACE/__render.log`.
+`# Error: <name>`. A non-zero exit, a signal or a timeout fails the render too. stdout
+and stderr go to `$PROSEC_WORKSPACE/__render.log` (its last 4 MiB are kept). The process
+runs in its own process group, recorded in the run directory (process.py).
 """
 
 from __future__ import annotations
 
-import contextlib
+import math
 import os
 import shlex
-import signal
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import Binding, BindingError, RenderOutcome, RenderRequest
+from .environ import pass_env_of, scrubbed
+from .process import LOG_FILE, run_render_process
 
-__all__ = ["CommandRenderer", "render_env", "run_process"]
-
-LOG_FILE = "__render.log"
+__all__ = ["LOG_FILE", "CommandRenderer", "render_env", "run_render_process"]
 
 
-def render_env(request: RenderRequest, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a command-like render."""
-    env = dict(os.environ)
+def render_env(
+    request: RenderRequest,
+    extra: Mapping[str, str] | None = None,
+    pass_env: Sequence[str] = (),
+) -> dict[str, str]:
+    """The environment of a render process (see environ.py)."""
+    env = scrubbed(os.environ, pass_env)
     env.update(extra or {})
     env.update(
         {
@@ -81,51 +88,6 @@ def substitute(argv: Sequence[str], request: RenderRequest) -> list[str]:
     return out
 
 
-def run_process(
-    argv: Sequence[str],
-    request: RenderRequest,
-    env: Mapping[str, str],
-    timeout: float,
-    stdin: bytes | None = None,
-) -> RenderOutcome:
-    """Run one render process in its own process group; kill the group on timeout."""
-    log_path = request.workspace / LOG_FILE
-    with open(log_path, "ab") as log:
-        try:
-            process = subprocess.Popen(
-                list(argv),
-                cwd=request.root,
-                env=dict(env),
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return RenderOutcome(ok=False, error="spawn", detail=f"cannot run {argv[0]!r}: {exc}")
-        try:
-            process.communicate(input=stdin, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            return RenderOutcome(ok=False, error="timeout", detail=f"render exceeded {timeout:g}s")
-        except BaseException:
-            _kill_group(process)
-            raise
-    if process.returncode != 0:
-        return RenderOutcome(
-            ok=False,
-            error=f"exit-{process.returncode}",
-            detail=f"render exited with status {process.returncode}; see {LOG_FILE}",
-        )
-    return RenderOutcome(ok=True)
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
 def split_command(value: object, origin: str) -> list[str]:
     """A `command` setting as argv: a string is split like a shell, a list is taken as is."""
     if isinstance(value, str) and value.strip():
@@ -136,11 +98,19 @@ def split_command(value: object, origin: str) -> list[str]:
 
 
 def timeout_of(binding: Binding) -> float | None:
+    """The binding's `timeout`: a positive, finite number of seconds (nan, inf refused)."""
     value = binding.options.get("timeout")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise BindingError(f"{binding.origin}: `timeout` must be a positive number of seconds")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise BindingError(
+            f"{binding.origin}: `timeout` must be a positive, finite number of seconds"
+        )
     return float(value)
 
 
@@ -150,6 +120,7 @@ class CommandRenderer:
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+    pass_env: tuple[str, ...] = ()
     timeout: float | None = None
 
     @classmethod
@@ -158,10 +129,14 @@ class CommandRenderer:
         if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
             raise BindingError(f"{binding.origin}: `env` must be a table of strings")
         argv = split_command(binding.options.get("command"), binding.origin)
-        return cls(argv=tuple(argv), env=dict(env), timeout=timeout_of(binding))
+        return cls(
+            argv=tuple(argv),
+            env=dict(env),
+            pass_env=pass_env_of(binding),
+            timeout=timeout_of(binding),
+        )
 
     def render(self, request: RenderRequest) -> RenderOutcome:
         timeout = self.timeout or request.timeout
-        return run_process(
-            substitute(self.argv, request), request, render_env(request, self.env), timeout
-        )
+        env = render_env(request, self.env, self.pass_env)
+        return run_render_process(substitute(self.argv, request), request, env, timeout)

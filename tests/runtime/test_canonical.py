@@ -222,3 +222,52 @@ def test_orjson_path_falls_back_for_what_it_cannot_encode() -> None:
     value = {"big": 123456789012345678901, "s": "\ud800", "f": 5.0}
     expected = b'{"big":123456789012345678901,"f":5,"s":"\\ud800"}'
     assert canonical_json(value, finite=True) == canonical_json_slow(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("1e400", "out of range"),
+        ("-1E400", "out of range"),
+        ('{"x": [1.5e999]}', "out of range"),
+        ("NaN", "NaN is not a JSON number"),
+        ("[Infinity]", "Infinity is not a JSON number"),
+        ("-Infinity", "-Infinity is not a JSON number"),
+        ("7" * 5000, "digits"),
+        ("[" * 101 + "]" * 101, "nested deeper than 100 levels"),
+        ('{"a":' * 101 + "1" + "}" * 101, "nested deeper than 100 levels"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 100 levels"),
+    ],
+)
+def test_strict_reading_refuses_what_has_no_canonical_form(text: str, problem: str) -> None:
+    for data in (text, text.encode()):
+        with pytest.raises(canonical.CanonicalError, match=problem):
+            canonical.loads_strict(data)
+
+
+def test_strict_reading_keeps_what_does() -> None:
+    assert canonical.loads_strict("[" * 100 + "]" * 100) is not None
+    assert canonical.loads_strict("1e-400") == 0.0  # underflow is a finite number
+    assert canonical.loads_strict('{"n": 12345678901234567890123}') == {
+        "n": 12345678901234567890123
+    }
+    with pytest.raises(json.JSONDecodeError):
+        canonical.loads_strict("{bad")
+
+
+@given(_json_values)
+@settings(max_examples=200, deadline=None)
+def test_strict_reading_round_trips_canonical_json(value: Any) -> None:
+    data = canonical_json(value)
+    assert canonical_json(canonical.loads_strict(data)) == data
+
+
+def test_json_depth() -> None:
+    assert [canonical.json_depth(v) for v in (1, [], {}, [[]], {"a": {"b": [1]}})] == [
+        0,
+        1,
+        1,
+        2,
+        3,
+    ]
+    assert canonical.json_depth([[[[[]]]]], limit=2) == 3  # stops just past the limit

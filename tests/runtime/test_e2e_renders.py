@@ -51,7 +51,7 @@ def test_agent_render_gets_a_prompt_from_contract_inputs_and_output(tmp_path: Pa
     run = project.run_dir(summary["run_id"])
     prompt = (run / "workspace/b/__prompt.md").read_text()
     assert "A digest." in prompt
-    assert str(run / "world-model/a") in prompt and str(run / "workspace/b/__publish") in prompt
+    assert str(run / "world-model/a") in prompt and str(run / "staging/b") in prompt
     assert project.ledger("b")[-1]["cost"]["model"] == "test-model"
 
 

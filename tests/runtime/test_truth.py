@@ -68,3 +68,40 @@ def test_yaml_dates_become_strings() -> None:
 def test_non_finite_numbers_are_refused(files: dict[str, bytes]) -> None:
     with pytest.raises(TruthError, match="not a JSON number"):
         build_truth(files)
+
+
+def _nested_block(depth: int) -> str:
+    return "".join("  " * i + "k:\n" for i in range(depth)) + "  " * depth + "v\n"
+
+
+BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8)
+)
+
+
+@pytest.mark.parametrize(
+    ("files", "problem"),
+    [
+        ({"t.json": b'{"x": 1e400}'}, r"t\.json: 1e400 is out of range"),
+        ({"t.json": b"[" * 101 + b"]" * 101}, r"t\.json: JSON nested deeper than 100"),
+        ({"t.yaml": b"x: 1.0e+400\n"}, r"t\.yaml: YAML value inf"),
+        ({"t.yaml": b"x: " + b"7" * 5000 + b"\n"}, r"t\.yaml: invalid YAML value"),
+        ({"t.yaml": b"[" * 5000 + b"]" * 5000}, r"t\.yaml: "),
+        ({"t.yaml": _nested_block(101).encode()}, r"t\.yaml: YAML nested deeper than 100"),
+        ({"t.md": f"---\n{_nested_block(5000)}---\n".encode()}, r"t\.md: "),
+        ({"t.yaml": BOMB.encode()}, r"t\.yaml: YAML with more than 100,000 values"),
+        ({"/".join(["d"] * 33) + ".json": b"1"}, r"deeper than 32 folders"),
+    ],
+)
+def test_values_without_a_bounded_canonical_form_are_refused(
+    files: dict[str, bytes], problem: str
+) -> None:
+    with pytest.raises(TruthError, match=problem):
+        build_truth(files)
+
+
+def test_values_at_the_limits_are_kept() -> None:
+    deep = "[" * 100 + "]" * 100
+    truth = build_truth({"/".join(["d"] * 31) + "/t.json": deep.encode()})
+    assert truth.structured
+    assert build_truth({"t.yaml": _nested_block(99).encode()}).structured

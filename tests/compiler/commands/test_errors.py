@@ -78,9 +78,19 @@ def test_anything_else_propagates_as_a_bug(error: Exception) -> None:
 
 
 def _exit_calls(path: Path) -> list[tuple[int, ast.expr | None]]:
-    """(line, first argument) of every sys.exit / ctx.exit / SystemExit / exit call."""
+    """(line, first argument) of every sys.exit / ctx.exit / SystemExit / exit call,
+    except in an `if __name__ == "__main__":` block: a program ending itself (the python
+    render worker), not library code turning an error into an exit code."""
     calls = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    programs = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+    ]
+    for node in ast.walk(tree):
+        if any(node in ast.walk(program) for program in programs):
+            continue
         if not isinstance(node, ast.Call):
             continue
         func = node.func
