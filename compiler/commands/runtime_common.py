@@ -12,7 +12,7 @@ from typing import Any
 import click
 from prosec.runtime.session import Project, open_project
 
-__all__ = ["echo_json", "json_opt", "open_root", "root_arg", "root_opt"]
+__all__ = ["echo_json", "echo_text", "json_opt", "open_root", "root_arg", "root_opt"]
 
 
 def open_root(root: Path, backend: str | None) -> Project:
@@ -22,7 +22,13 @@ def open_root(root: Path, backend: str | None) -> Project:
 
 
 def echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    echo_text(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def echo_text(text: str, *, err: bool = False) -> None:
+    """Print text that may hold names read from disk: undecodable bytes (file names that
+    are not UTF-8, lone surrogates) print as backslash escapes, never crash the output."""
+    click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"), err=err)
 
 
 def root_arg(func: Callable[..., Any]) -> Callable[..., Any]:
