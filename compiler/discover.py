@@ -67,6 +67,8 @@ def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) ->
             resolved = path.resolve()
             found.setdefault(resolved, SourceRef(display_path(path, base), path))
             continue
+        if not path.is_dir():  # a FIFO, socket or device: nothing to lint, and a trap
+            raise DiscoveryError(f"{path}: not a regular file or directory")
         ignore = _GitIgnore.for_root(path)
         for file in _walk(path, ignore, excluded):
             found.setdefault(file.resolve(), SourceRef(display_path(file, base), file))

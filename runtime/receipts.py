@@ -30,7 +30,7 @@ from .protocol import (
     is_receipt,
     receipt_problem,
 )
-from .userjson import JSONInputError, loads
+from .userjson import JSONInputError, loads, read_limited
 
 __all__ = [
     "Finding",
@@ -325,9 +325,13 @@ def load_ledger(path: Path, *, node: str | None = None) -> list[Receipt]:
     With `node`, the ledger is a durable per-node ledger: every receipt must be that
     node's and the chain must start at null.
     """
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return []
-    data = path.read_bytes()
+    try:  # a regular file only (a FIFO would block)
+        data = read_limited(path, 1 << 62, what="")
+    except JSONInputError as exc:
+        found = Finding(file=str(path), position="-", node=node, message=str(exc))
+        raise LedgerError([found]) from None
     parsed = parse_jsonl(str(path), data)
     if node is not None:
         typed, findings = verify_node_chain(str(path), node, parsed)

@@ -11,7 +11,6 @@ VM's (`__inputs.json`, `__wake.json`, `__render.log`) or the render's signals
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import secrets
 import shutil
@@ -32,6 +31,7 @@ from .fsio import (
 )
 from .protocol import Receipt
 from .receipts import append_receipt, parse_ledger
+from .userjson import loads
 
 __all__ = ["RUN_ID", "RunDir", "new_run_id", "resolve_run", "runs_in_order"]
 
@@ -149,7 +149,7 @@ class RunDir:
         atomic_write_bytes(self.path / "run.json", canonical_json(info) + b"\n")
 
     def info(self) -> dict[str, Any]:
-        data = json.loads((self.path / "run.json").read_bytes())
+        data = loads((self.path / "run.json").read_bytes(), source=str(self.path / "run.json"))
         return data if isinstance(data, dict) else {}
 
     def started_ns(self) -> int:
@@ -226,7 +226,9 @@ class RunDir:
 
     def log_lines(self) -> list[str]:
         path = self.path / "vm.log.md"
-        return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        # a damaged byte shows as U+FFFD rather than stopping every reader of the log
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        return text.splitlines()
 
     def last_event(self) -> int:
         """The highest event number N in `N→` markers so far (0 when none)."""

@@ -73,44 +73,48 @@ def _too_deep(text: str, limit: int) -> bool:
 
 
 def loads(data: bytes | str, *, source: str = "JSON", max_depth: int = MAX_DEPTH) -> Any:
-    """Parse one JSON document strictly; JSONInputError naming `source` when refused."""
+    """Parse one JSON document strictly; JSONInputError naming `source` when refused
+    (messages start with `source: `, or with nothing when `source` is "")."""
+    prefix = f"{source}: " if source else ""
     if isinstance(data, bytes | bytearray):
         try:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise JSONInputError(f"{source}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
+            raise JSONInputError(f"{prefix}not UTF-8 (byte {exc.start}: {exc.reason})") from None
     else:
         text = data
     if _too_deep(text, max_depth):
-        raise JSONInputError(f"{source}: nested deeper than {max_depth} levels")
+        raise JSONInputError(f"{prefix}nested deeper than {max_depth} levels")
     try:
         return json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as exc:
         raise JSONInputError(
-            f"{source}: not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}"
+            f"{prefix}not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}"
         ) from None
     except _Refused as exc:
-        raise JSONInputError(f"{source}: {exc}") from None
+        raise JSONInputError(f"{prefix}{exc}") from None
     except RecursionError:  # pragma: no cover - _too_deep refuses such input first
-        raise JSONInputError(f"{source}: nested too deeply") from None
+        raise JSONInputError(f"{prefix}nested too deeply") from None
 
 
 def read_limited(path: Path, max_bytes: int, *, what: str | None = None) -> bytes:
     """The bytes of a regular file of at most `max_bytes`; JSONInputError otherwise
-    (missing, a directory, a FIFO or device, unreadable, too large)."""
-    name = what or str(path)
+    (missing, a directory, a FIFO or device, unreadable, too large). Messages start with
+    `what` (default: the path; "" for none)."""
+    name = str(path) if what is None else what
+    prefix = f"{name}: " if name else ""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise JSONInputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        raise JSONInputError(f"{prefix}cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise JSONInputError(f"{name}: cannot read: {kind}")
+            raise JSONInputError(f"{prefix}cannot read: {kind}")
         if info.st_size > max_bytes:
             raise JSONInputError(
-                f"{name}: too large ({info.st_size} bytes; the limit is {max_bytes})"
+                f"{prefix}too large ({info.st_size} bytes; the limit is {max_bytes})"
             )
         chunks: list[bytes] = []
         size = 0
@@ -118,10 +122,10 @@ def read_limited(path: Path, max_bytes: int, *, what: str | None = None) -> byte
             chunks.append(chunk)
             size += len(chunk)
             if size > max_bytes:  # it grew while being read
-                raise JSONInputError(f"{name}: too large (over {max_bytes} bytes)")
+                raise JSONInputError(f"{prefix}too large (over {max_bytes} bytes)")
         return b"".join(chunks)
     except OSError as exc:
-        raise JSONInputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        raise JSONInputError(f"{prefix}cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
 

@@ -101,7 +101,7 @@ def verify_path(
         tally.problem(target, kind)
     elif target.is_dir():
         _verify_tree(target, tally)
-        if backend is not None or (target / "prose.toml").exists():
+        if backend is not None or os.path.lexists(target / "prose.toml"):
             name = backend or load_config(target).backend
             store = _open_store(name, target, env or {})
             if store is not None:

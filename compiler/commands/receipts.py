@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -62,8 +63,9 @@ def receipts_verify(path: Path, backend: str | None, as_json: bool) -> None:
     """
     from prosec.runtime.verify import verify_path
 
-    if not path.exists() and not path.is_symlink():
-        fail(f"{path}: no such file or directory")
+    problem = _unverifiable(path)
+    if problem is not None:
+        fail(f"{path}: {problem}")
     with user_errors():
         report = verify_path(path, backend=backend, env=dict(os.environ))
     if as_json:
@@ -90,3 +92,16 @@ def receipts_verify(path: Path, backend: str | None, as_json: bool) -> None:
     if report.ledgers + report.versions == 0 and not report.findings:
         fail(f"{path}: no ledgers or versions found to verify")
     sys.exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
+
+
+def _unverifiable(path: Path) -> str | None:
+    """Why PATH cannot be verified at all (None when it is a file or folder to check)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a broken symlink" if path.is_symlink() else "no such file or directory"
+    except OSError as exc:  # a symlink loop, a name too long
+        return exc.strerror or str(exc)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "not a regular file or directory"
+    return None

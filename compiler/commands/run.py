@@ -26,6 +26,7 @@ from prosec.runtime.runs import RunDir, resolve_run
 from prosec.runtime.session import Project
 
 from .errors import ExitCode, fail, user_errors
+from .inputs import finite_seconds, load_data
 from .runtime_common import json_opt, open_root, root_arg, root_opt
 from .terminal import Progress
 
@@ -140,10 +141,12 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Bind a render (wins over prose.toml); NODE '*' binds the default.",
     )(func)
     func = click.option(
-        "--jobs", type=click.IntRange(min=1), help="Renders in parallel ([run] jobs, else 2)."
+        "--jobs",
+        type=click.IntRange(min=1, max=1024),
+        help="Renders in parallel ([run] jobs, else 2).",
     )(func)
     func = click.option(
-        "--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per render."
+        "--timeout", type=float, callback=finite_seconds, help="Seconds per render."
     )(func)
     func = click.option(
         "--backend",
@@ -202,23 +205,6 @@ def run(
     sys.exit(code)
 
 
-def _no_constant(name: str) -> Any:
-    fail(f"--data: {name} is not a JSON number")
-
-
-def _load_data(text: str) -> Any:
-    raw = text
-    if text.startswith("@"):
-        try:
-            raw = Path(text[1:]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            fail(f"--data {text}: cannot read: {exc}")
-    try:
-        return json.loads(raw, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        fail(f"--data: not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}")
-
-
 @click.command("trigger")
 @click.argument("gateway")
 @click.option("--data", required=True, metavar="JSON|@FILE", help="The external input.")
@@ -235,7 +221,7 @@ def trigger(
     as_json: bool,
 ) -> None:
     """Wake GATEWAY with external input (fingerprinted by its content) and propagate."""
-    value = _load_data(data)
+    value = load_data(data)
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_trigger(project, gateway, value)

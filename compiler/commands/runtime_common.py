@@ -12,12 +12,16 @@ from typing import Any
 import click
 from prosec.runtime.session import Project, open_project
 
+from .inputs import require_dir
+
 __all__ = ["echo_json", "echo_text", "json_opt", "open_root", "root_arg", "root_opt"]
 
 
 def open_root(root: Path, backend: str | None) -> Project:
     """ROOT's settings, active compiled intent and state backend; the backend may read
-    its connection string from this process's environment."""
+    its connection string from this process's environment. Exit 2 when ROOT is not a
+    directory."""
+    require_dir(root)
     return open_project(root, backend=backend, env=dict(os.environ))
 
 
