@@ -112,7 +112,7 @@ def test_fifos_and_symlink_loops_neither_hang_nor_crash(tmp_path: Path) -> None:
     assert any(node == "a" and "not a regular file" in m for node, m in messages)
     assert any(node == "b" and "not a regular file" in m for node, m in messages)
     fifo = project.prosec("receipts", "verify", str(ledger))
-    assert fifo.returncode == 1 and "not a regular file" in fifo.stderr
+    assert fifo.returncode == 2 and "not a regular file" in fifo.stderr
 
 
 def test_the_configured_backend_is_verified(tmp_path: Path) -> None:
