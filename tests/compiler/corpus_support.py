@@ -35,7 +35,7 @@ BUILD_CODES = (
 HOST_CODES = ("tool_unresolved", "skill_unresolved")
 # codes only the language server reports (every command exits 2 instead); their examples
 # are checked through the workspace model (tests/compiler/lsp/test_workspace.py)
-SERVER_CODES = ("config_invalid",)
+SERVER_CODES = ("config_invalid", "file_too_large")
 
 
 def lint_dir(directory: Path, config: Config | None = None) -> tuple[Diagnostic, ...]:
