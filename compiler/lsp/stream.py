@@ -44,6 +44,7 @@ MAX_BODY = 256 << 20  # a larger Content-Length is refused, not waited for
 _HEADER = re.compile(rb"Content-Length:[ \t]*(\d{1,20})[ \t]*\r\n", re.IGNORECASE)
 _OTHER_HEADER = re.compile(rb"[A-Za-z][A-Za-z0-9-]*:[^\r\n]*\r\n")
 _PARTIAL = len(b"Content-Length: ") + 20 + 2  # bytes that may hold the start of a header
+_PARTIAL_LINE = re.compile(rb"(?:[A-Za-z][A-Za-z0-9-]{0,63}(?::[^\r\n]{0,1024})?\r?)?")
 _READ = 1 << 16
 
 
@@ -73,7 +74,7 @@ class Framer:
         while True:
             match = _HEADER.search(self.buffer)
             if match is None:
-                self._drop_junk(max(0, len(self.buffer) - _PARTIAL))
+                self._drop_junk(self._header_tail())
                 return None
             self._drop_junk(_start_of_headers(self.buffer, match.start()))
             match = _HEADER.search(self.buffer)
@@ -132,6 +133,14 @@ class Framer:
         del self.buffer[:stop]
         self._scanned = self._tried = 0
         return Frame(body, problem)
+
+    def _header_tail(self) -> int:
+        """Where the trailing bytes that may still become a header block begin (whole
+        `Name: value` lines and a partial line that could be one); before it is junk."""
+        last = self.buffer.rfind(b"\n") + 1
+        if not _PARTIAL_LINE.fullmatch(self.buffer, last):
+            return len(self.buffer)
+        return _start_of_headers(self.buffer, last)
 
     def _drop_junk(self, upto: int) -> None:
         if upto > 0:
