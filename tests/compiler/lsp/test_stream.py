@@ -178,6 +178,7 @@ def _open_and_burst(server: RawServer, path: Path, edits: int = 20) -> tuple[str
         )
     )
     arrived, _ = server.wait(lambda m: _diagnostics_of(m, uri, 1), timeout=120)
+    time.sleep(0.3)  # a pause longer than the debounce: the burst's first edit is linted at once
     lines = text.count("\n")
     changes = [
         notification(
