@@ -195,19 +195,22 @@ def parse_lines(
     id): strict JSON objects in canonical form. `offsets` (byte offsets of the lines in
     a file) make the messages say which bytes."""
     parsed = ParsedLedger()
+
+    def span(index: int, raw: bytes) -> str:  # only built for a finding
+        return f"bytes {offsets[index]}..{offsets[index] + len(raw)}" if offsets else "line"
+
     for index, (where, raw) in enumerate(lines):
-        span = f"bytes {offsets[index]}..{offsets[index] + len(raw)}" if offsets else "line"
         try:
-            receipt = loads(raw, source=span)
+            receipt = loads(raw, source="")
             if not isinstance(receipt, dict):
-                raise JSONInputError(f"{span}: not a JSON object")
+                raise JSONInputError("not a JSON object")
         except JSONInputError as exc:
             parsed.findings.append(
                 Finding(
                     file=file,
                     position=where,
                     node=_guess_node(raw),
-                    message=f"line is not a JSON receipt: {exc}",
+                    message=f"line is not a JSON receipt: {span(index, raw)}: {exc}",
                 )
             )
             continue
@@ -227,7 +230,7 @@ def parse_lines(
                     file=file,
                     position=where,
                     node=_str(receipt.get("node")),
-                    message=f"line is not in canonical JSON form ({span})",
+                    message=f"line is not in canonical JSON form ({span(index, raw)})",
                 )
             )
         parsed.receipts.append(receipt)

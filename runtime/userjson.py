@@ -33,6 +33,7 @@ __all__ = [
 
 MAX_DEPTH = 256  # arrays and objects inside each other; deeper input is refused
 MAX_INT_DIGITS = 1000  # digits of an integer literal (Python refuses 4,300 on its own)
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _DEPTH_STEP = str.maketrans({"[": "\x01", "{": "\x01", "]": "\x02", "}": "\x02"})
 
@@ -85,8 +86,11 @@ def loads(data: bytes | str, *, source: str = "JSON", max_depth: int = MAX_DEPTH
         text = data
     if _too_deep(text, max_depth):
         raise JSONInputError(f"{prefix}nested deeper than {max_depth} levels")
+    # integers are checked only when a long run of digits exists (a hook per integer
+    # would slow every ledger line down)
+    parse_int = _int if _LONG_DIGITS.search(text) else None
     try:
-        return json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        return json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=parse_int)
     except json.JSONDecodeError as exc:
         raise JSONInputError(
             f"{prefix}not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}"
