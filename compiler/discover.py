@@ -87,6 +87,8 @@ def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) ->
             resolved = path.resolve()
             found.setdefault(resolved, SourceRef(_display(path, resolved, home), path))
             continue
+        if not path.is_dir():  # a FIFO, socket or device: nothing to lint, and a trap
+            raise DiscoveryError(f"{path}: not a regular file or directory")
         ignore = _GitIgnore.for_root(path)
         for file in _walk(path, ignore, excluded):
             resolved = file.resolve()

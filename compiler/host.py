@@ -10,12 +10,15 @@ a fake one. An MCP registry is a file that lists the MCP servers the host advert
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from prosec.runtime.userjson import loads, read_limited
+
+REGISTRY_LIMIT = 16 << 20  # bytes of an MCP registry file
 
 # Searched in this order after any `[tools] skill_paths`; the first is project-relative.
 SKILL_SEARCH_PATH = ("./skills", "~/.claude/skills", "~/.codex/skills", "~/.agents/skills")
@@ -61,8 +64,9 @@ class SystemHost:
             self._servers = {}
             for registry in self.registries:
                 try:
-                    names = parse_registry(self._resolve(registry).read_text(encoding="utf-8"))
-                except (OSError, UnicodeDecodeError, ValueError) as exc:
+                    data = read_limited(self._resolve(registry), REGISTRY_LIMIT)
+                    names = parse_registry(data.decode("utf-8"))
+                except ValueError as exc:  # unreadable, not UTF-8, not a registry
                     self._notes[registry] = f"unreadable: {type(exc).__name__}"
                     continue
                 for name in names:
@@ -97,7 +101,7 @@ def parse_registry(text: str) -> list[str]:
     """Server names listed by one registry file (format in the module docstring)."""
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
-        data: Any = json.loads(text)
+        data: Any = loads(text, source="")
         if isinstance(data, list):
             return [str(name) for name in data if isinstance(name, str)]
         if isinstance(data, dict):

@@ -7,6 +7,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from prosec.runtime.userjson import JSONInputError, read_limited
+
 from . import diagnostics as diag
 from . import rules
 from .config import Config
@@ -15,6 +17,8 @@ from .discover import DiscoveryError, SourceRef, display_path, project_key, proj
 from .ir import Project, SourceFile, Span
 from .parse import parse_source
 from .passes import continuity
+
+SOURCE_LIMIT = 256 << 20  # bytes of one source file
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,12 +33,10 @@ class LintResult:
 
 def read_source(ref: SourceRef) -> tuple[str | None, Diagnostic | None]:
     """The file's text, or a `file_unreadable` diagnostic (never an exception)."""
-    try:
-        data = ref.path.read_bytes()
-    except OSError as exc:
-        return None, diag.make(
-            "file_unreadable", f"cannot read file: {exc.strerror}", _origin(ref.display)
-        )
+    try:  # a regular file only: a FIFO named *.prose.md would block the reader
+        data = read_limited(ref.path, SOURCE_LIMIT, what="")
+    except JSONInputError as exc:
+        return None, diag.make("file_unreadable", str(exc), _origin(ref.display))
     return decode_source(data, ref.display)
 
 

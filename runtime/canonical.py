@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
+from . import userjson
+
 _orjson: ModuleType | None
 try:  # optional accelerator; the stdlib encoder is the always-available fallback
     import orjson as _orjson
@@ -299,37 +301,12 @@ def _shortest_digits(number: float) -> tuple[str, int]:
 MAX_DEPTH = 100  # deeper values are refused: every later step may recurse over them
 
 
-def _no_constant(name: str) -> Any:
-    raise CanonicalError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    number = float(text)
-    if not math.isfinite(number):  # `1e400` overflows to infinity
-        raise CanonicalError(f"{text[:40]} is out of range for a JSON number")
-    return number
-
-
 def loads_strict(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse JSON that has a canonical form: no NaN or Infinity, no number that overflows
-    to infinity (`1e400`), nothing nested deeper than `max_depth`. Raises CanonicalError
-    (a ValueError, as json.JSONDecodeError and bad UTF-8 are) naming the problem."""
-    try:
-        value = json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise CanonicalError(f"JSON nested deeper than {max_depth} levels") from None
-    except ValueError as exc:
-        if isinstance(exc, json.JSONDecodeError | CanonicalError | UnicodeDecodeError):
-            raise
-        raise CanonicalError(str(exc)) from exc  # e.g. an integer of 5,000 digits
-    # fewer brackets than the limit cannot nest deeper than it (the common, free case)
-    if isinstance(data, bytes):
-        opened = data.count(b"[") + data.count(b"{")
-    else:
-        opened = data.count("[") + data.count("{")
-    if opened > max_depth and json_depth(value, max_depth) > max_depth:
-        raise CanonicalError(f"JSON nested deeper than {max_depth} levels")
-    return value
+    """Parse JSON that has a canonical form (userjson's one strict reader, at the truth
+    depth): no NaN or Infinity, no number that overflows to infinity (`1e400`), nothing
+    nested deeper than `max_depth`. Raises JSONInputError (a ValueError) naming the
+    problem."""
+    return userjson.loads(data, source="", max_depth=max_depth)
 
 
 def json_depth(value: Any, limit: int = MAX_DEPTH) -> int:

@@ -6,6 +6,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -176,6 +177,6 @@ def _walk_files(root: Path) -> Iterator[Path]:
             path = base / filename
             if path.is_symlink():
                 raise PathEscapeError(f"{path} is a symlink; artifacts may not link")
-            if not path.is_file():  # a FIFO would block the reader forever
-                raise PathEscapeError(f"{path} is not a regular file")
+            if not stat.S_ISREG(path.lstat().st_mode):  # a FIFO would block the reader
+                raise PathEscapeError(f"{path} is not a regular file; artifacts hold files")
             yield path

@@ -15,7 +15,7 @@ from .backends import Backend
 from .config import load_config
 from .intent import Intent
 from .protocol import ReceiptStatus
-from .runs import RunDir, resolve_run, runs_in_order
+from .runs import RUN_ID, RunDir, resolve_run, runs_in_order
 
 __all__ = ["inspect_ref", "inspect_run", "list_receipts", "status"]
 
@@ -134,13 +134,30 @@ def inspect_run(path: Path) -> dict[str, Any]:
 
 def inspect_ref(root: Path, ref: str) -> dict[str, Any]:
     """`inspect_run` of the run `ref` names under ROOT (an id, `latest~N`, a path), or of
-    an old `.prose/runs/{id}` folder at `ref`. ROOT's prose.toml is checked first, as
-    every command checks it."""
+    an old `.prose/runs/{id}` folder named by its path. ROOT's prose.toml is checked
+    first, as every command checks it. References are untrusted: nothing else is read
+    (a folder that merely holds a `state.md` is refused)."""
     load_config(root)
-    legacy = Path(ref)
-    if (legacy / "state.md").is_file():
+    legacy = _legacy_run(Path(ref))
+    if legacy is not None:
         return inspect_run(legacy)
     return inspect_run(resolve_run(root, ref))
+
+
+def _legacy_run(path: Path) -> Path | None:
+    """`path` when it is an old run folder `.prose/runs/{run id}/` (symlinks resolved)
+    with its `state.md`; None for anything else."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):
+        return None
+    parent = resolved.parent
+    is_run = (
+        RUN_ID.match(resolved.name) is not None
+        and parent.name == "runs"
+        and parent.parent.name == ".prose"
+    )
+    return resolved if is_run and (resolved / "state.md").is_file() else None
 
 
 def _legacy(path: Path) -> dict[str, Any]:

@@ -23,8 +23,11 @@ from .intent_check import IntentError, check
 from .problems import Problem
 from .protocol import WakeSource
 from .schemas import load_schema
+from .userjson import JSONInputError, loads, read_limited
 
 __all__ = ["CallerInput", "Edge", "Intent", "IntentError", "NodeIntent", "load_intent"]
+
+MANIFEST_LIMIT = 256 << 20  # bytes of a compiled intent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,15 +95,18 @@ def load_intent(path: Path, cache: Path | None = None) -> Intent:
     passed the schema once, so an unchanged manifest skips the (slow) schema pass; the
     semantic rules always run (`intent_check`, the same rules as `prosec validate`).
     """
-    try:
-        data = path.read_bytes()
-        raw = json.loads(data)
-    except FileNotFoundError as exc:
+    if not path.exists() and not path.is_symlink():
         raise IntentError(
             f"{path}: no compiled intent; run `prosec build` and `prosec activate` first"
-        ) from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IntentError(f"{path}: not JSON: {exc}", Problem("$", f"not JSON: {exc}")) from exc
+        )
+    try:
+        data = read_limited(path, MANIFEST_LIMIT)
+    except JSONInputError as exc:
+        raise IntentError(str(exc)) from None
+    try:
+        raw = loads(data, source=str(path))
+    except JSONInputError as exc:
+        raise IntentError(str(exc), Problem("$", str(exc))) from None
     if cache is not None and intent_marker(cache, data).exists():
         return parse_intent(raw, str(path), schema_checked=True)
     return parse_intent(raw, str(path))

@@ -9,12 +9,15 @@ The compiler's `Config` and the runtime's `RunConfig` are built from the checked
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .userjson import JSONInputError, read_limited
 
 __all__ = [
     "CONFIG_NAME",
@@ -30,6 +33,7 @@ __all__ = [
 CONFIG_NAME = "prose.toml"
 ROOT_MARKERS = (CONFIG_NAME, "prose.lock")
 SCHEMA = "config.schema.json"
+CONFIG_LIMIT = 16 << 20  # bytes of a prose.toml
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,21 +84,29 @@ def find_root(start: Path) -> Path | None:
     if start.is_file():
         start = start.parent
     for candidate in (start, *start.parents):
-        if any((candidate / marker).is_file() for marker in ROOT_MARKERS):
+        # any entry counts, so a prose.toml that is a folder, a FIFO or a broken link
+        # is reported by `load` instead of silently skipped for a root further up
+        if any(os.path.lexists(candidate / marker) for marker in ROOT_MARKERS):
             return candidate
     return None
 
 
 def load(root: Path) -> ProjectToml | None:
     """The checked `ROOT/prose.toml`; None when there is none; ConfigError when it is bad."""
-    path = (root / CONFIG_NAME).resolve()
-    if not path.exists():
+    given = root / CONFIG_NAME
+    if not given.exists() and not given.is_symlink():
         return None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(path, [ConfigProblem(key="", message=f"cannot read: {reason}")]) from None
+        path = given.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        path = given.absolute()
+    try:
+        text = read_limited(given, CONFIG_LIMIT, what="").decode("utf-8")
+    except JSONInputError as exc:  # a directory, FIFO, broken link or link loop
+        raise ConfigError(given, [ConfigProblem(key="", message=str(exc))]) from None
+    except UnicodeDecodeError as exc:
+        problem = ConfigProblem(key="", message=f"cannot read: not UTF-8 (byte {exc.start})")
+        raise ConfigError(given, [problem]) from None
     return check(text, path)
 
 
@@ -109,8 +121,18 @@ def check(text: str, path: Path) -> ProjectToml:
             key="", message=f"invalid TOML: {exc}", line=int(found.group(1)) if found else None
         )
         raise ConfigError(path, [problem]) from None
+    except RecursionError:
+        problem = ConfigProblem(key="", message="invalid TOML: nested too deeply")
+        raise ConfigError(path, [problem]) from None
     lines = key_lines(text)
     problems = _problems(data, lines)
+    source = data.get("build", {}).get("source") if isinstance(data.get("build"), dict) else None
+    if not problems and isinstance(source, str):
+        message = _source_outside(source, path.parent)
+        if message is not None:
+            problems.append(
+                ConfigProblem(key="build.source", message=message, line=lines.get("build.source"))
+            )
     if problems:
         raise ConfigError(path, problems)
     return ProjectToml(path=path, data=data, lines=lines)
@@ -138,6 +160,20 @@ def _problems(data: Mapping[str, Any], lines: Mapping[str, int]) -> list[ConfigP
         for message in messages
     ]
     return sorted(problems, key=lambda problem: (problem.line or 0, problem.key, problem.message))
+
+
+def _source_outside(source: str, root: Path) -> str | None:
+    """Why `[build] source` does not name a folder inside the project (None when it does):
+    an absolute path, `..`, or a symlink that leads out. A build reads only its project."""
+    if Path(source).is_absolute() or ".." in re.split(r"[\\/]", source):
+        return f"{source!r} must be a path inside the project, relative to its root"
+    try:
+        inside = (root / source).resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        inside = False
+    if not inside:
+        return f"{source!r} resolves outside the project (through a symlink)"
+    return None
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ from .canonical import (
     canonical_json,
     decode_frame,
     encode_frame,
-    loads_strict,
     sha256_token,
     token,
 )
@@ -38,6 +37,7 @@ from .protocol import (
     is_receipt,
     receipt_problem,
 )
+from .userjson import JSONInputError, loads, read_limited
 
 __all__ = [
     "Finding",
@@ -154,33 +154,72 @@ def parse_ledger_hashed(
     path: Path, data: bytes
 ) -> tuple[list[dict[str, Any]], list[Finding], list[str]]:
     """parse_ledger, plus each receipt's recomputed content hash (for verify_chain)."""
-    hashes: list[str] = []
-    receipts: list[dict[str, Any]] = []
-    findings: list[Finding] = []
-    name = str(path)
+    parsed = parse_jsonl(str(path), data)
+    return parsed.receipts, parsed.findings, parsed.hashes
+
+
+@dataclass(slots=True)
+class ParsedLedger:
+    """Receipts parsed from stored lines: each with its position and recomputed hash;
+    lines that are not receipts are findings, never receipts."""
+
+    receipts: list[dict[str, Any]] = field(default_factory=list)
+    positions: list[str] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def parse_jsonl(file: str, data: bytes) -> ParsedLedger:
+    """Parse a JSON Lines ledger (positions are line numbers; a torn last line is a
+    finding)."""
     if not data:
-        return receipts, findings, hashes
+        return ParsedLedger()
     lines = data.split(b"\n")
-    torn = lines[-1] != b""
-    offset = 0
-    for number, raw in enumerate(lines[:-1], start=1):
-        where = f"{number}"
+    offsets = [0]
+    for raw in lines[:-1]:
+        offsets.append(offsets[-1] + len(raw) + 1)
+    numbered = [(str(number), raw) for number, raw in enumerate(lines[:-1], start=1)]
+    parsed = parse_lines(file, numbered, offsets=offsets)
+    if lines[-1] != b"":
+        parsed.findings.append(
+            Finding(
+                file=file,
+                position=f"{len(lines)}",
+                node=_guess_node(lines[-1]),
+                message=(
+                    f"torn last line ({len(lines[-1])} bytes without a newline at byte "
+                    f"{offsets[-1]}): an interrupted append; it is not used"
+                ),
+            )
+        )
+    return parsed
+
+
+def parse_lines(
+    file: str, lines: Sequence[tuple[str, bytes]], *, offsets: Sequence[int] | None = None
+) -> ParsedLedger:
+    """Parse stored receipt lines, each given with its position (a line number, a row
+    id): strict JSON objects in canonical form. `offsets` (byte offsets of the lines in
+    a file) make the messages say which bytes."""
+    parsed = ParsedLedger()
+
+    def span(index: int, raw: bytes) -> str:  # only built for a finding
+        return f"bytes {offsets[index]}..{offsets[index] + len(raw)}" if offsets else "line"
+
+    for index, (where, raw) in enumerate(lines):
         try:
-            receipt = loads_strict(raw)  # NaN, 1e400 or deep nesting: a bad line
+            receipt = loads(raw, source="")
             if not isinstance(receipt, dict):
-                raise ValueError("a receipt must be a JSON object")
-        except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-            column = getattr(exc, "colno", None)
-            at = f" at column {column} (byte {offset + column - 1})" if column else ""
-            findings.append(
+                raise JSONInputError("not a JSON object")
+        except JSONInputError as exc:
+            parsed.findings.append(
                 Finding(
-                    file=name,
+                    file=file,
                     position=where,
                     node=_guess_node(raw),
-                    message=f"line is not a JSON receipt{at}: {exc}",
+                    message=f"line is not a JSON receipt: {span(index, raw)}: {exc}",
                 )
             )
-            offset += len(raw) + 1
             continue
         fields = {key: value for key, value in receipt.items() if key != "content_hash"}
         body_bytes = canonical_json(fields)
@@ -192,33 +231,43 @@ def parse_ledger_hashed(
             expected = b'{"content_hash":' + canonical_json(stated) + b"," + body_bytes[1:]
         else:
             expected = canonical_json(receipt)
-        hashes.append(computed)
         if expected != raw:
-            findings.append(
+            parsed.findings.append(
                 Finding(
-                    file=name,
+                    file=file,
                     position=where,
                     node=_str(receipt.get("node")),
-                    message=(
-                        f"line is not in canonical JSON form (bytes {offset}..{offset + len(raw)})"
-                    ),
+                    message=f"line is not in canonical JSON form ({span(index, raw)})",
                 )
             )
-        receipts.append(receipt)
-        offset += len(raw) + 1
-    if torn:
-        findings.append(
-            Finding(
-                file=name,
-                position=f"{len(lines)}",
-                node=_guess_node(lines[-1]),
-                message=(
-                    f"torn last line ({len(lines[-1])} bytes without a newline at byte "
-                    f"{offset}): an interrupted append; it is not used"
-                ),
-            )
-        )
-    return receipts, findings, hashes
+        parsed.receipts.append(receipt)
+        parsed.positions.append(where)
+        parsed.hashes.append(computed)
+    return parsed
+
+
+def verify_node_chain(
+    file: str, node: str, parsed: ParsedLedger
+) -> tuple[list[Receipt], list[Finding]]:
+    """The checks of a durable per-node ledger after parsing: every hash recomputes, the
+    chain starts at null and holds, every receipt is `node`'s and has the envelope's
+    shape. Returns the typed receipts and every finding (parse findings included)."""
+    findings = list(parsed.findings)
+    chain, _ = verify_chain(
+        parsed.receipts,
+        file=file,
+        positions=parsed.positions,
+        heads={node: None},
+        computed=parsed.hashes,
+    )
+    findings += chain
+    findings += [
+        Finding(file=file, position=where, node=_str(r.get("node")), message="foreign node")
+        for where, r in zip(parsed.positions, parsed.receipts, strict=True)
+        if r.get("node") != node
+    ]
+    typed, shapes = typed_receipts(parsed.receipts, file=file, positions=parsed.positions)
+    return typed, findings + shapes
 
 
 def _str(value: Any) -> str | None:
@@ -286,26 +335,25 @@ def load_ledger(path: Path, *, node: str | None = None) -> list[Receipt]:
     With `node`, the ledger is a durable per-node ledger: every receipt must be that
     node's and the chain must start at null.
     """
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return []
-    data = path.read_bytes()
-    receipts, findings, hashes = parse_ledger_hashed(path, data)
-    heads: dict[str, str | None] | None = {node: None} if node is not None else None
-    positions = [str(i) for i in range(1, len(receipts) + 1)]
-    chain, _ = verify_chain(
-        receipts, file=str(path), positions=positions, heads=heads, computed=hashes
-    )
-    findings += chain
+    try:  # a regular file only (a FIFO would block)
+        data = read_limited(path, 1 << 62, what="")
+    except JSONInputError as exc:
+        found = Finding(file=str(path), position="-", node=node, message=str(exc))
+        raise LedgerError([found]) from None
+    parsed = parse_jsonl(str(path), data)
     if node is not None:
-        findings += [
-            Finding(
-                file=str(path), position=str(i), node=_str(r.get("node")), message="foreign node"
-            )
-            for i, r in enumerate(receipts, start=1)
-            if r.get("node") != node
-        ]
-    typed, shapes = typed_receipts(receipts, file=str(path), positions=positions)
-    findings += shapes
+        typed, findings = verify_node_chain(str(path), node, parsed)
+    else:
+        chain, _ = verify_chain(
+            parsed.receipts,
+            file=str(path),
+            positions=parsed.positions,
+            computed=parsed.hashes,
+        )
+        typed, shapes = typed_receipts(parsed.receipts, file=str(path), positions=parsed.positions)
+        findings = parsed.findings + chain + shapes
     if findings:
         raise LedgerError(findings)
     return typed
@@ -337,9 +385,9 @@ def verify_receipts_array(path: Path) -> tuple[list[Finding], int]:
     """Verify an upstream `receipts.json` (a canonical JSON array plus a newline)."""
     data = path.read_bytes()
     try:
-        receipts = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return [Finding(file=str(path), position="0", node=None, message=f"not JSON: {exc}")], 0
+        receipts = loads(data, source="file")
+    except JSONInputError as exc:
+        return [Finding(file=str(path), position="0", node=None, message=str(exc))], 0
     if not isinstance(receipts, list):
         return [Finding(file=str(path), position="0", node=None, message="not an array")], 0
     findings, _ = verify_chain(receipts, file=str(path), heads=_NullHeads())
@@ -372,33 +420,42 @@ def _first_difference(expected: bytes, actual: bytes) -> str:
     return f"byte {min(len(expected), len(actual))}"
 
 
+_ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
+
+
 def verify_version_file(path: Path) -> list[Finding]:
     """Verify a `sha256_<hex>.bin` OPWM1 frame: hash matches its name and it round-trips."""
-    data = path.read_bytes()
-    name = path.name
-    match = re.fullmatch(r"sha256_([0-9a-f]{64})\.bin", name)
-    findings: list[Finding] = []
+    match = re.fullmatch(r"sha256_([0-9a-f]{64})\.bin", path.name)
     if match is None:
         return [Finding(file=str(path), position="name", node=None, message="not a version name")]
+    return verify_frame(path.read_bytes(), f"sha256:{match.group(1)}", file=str(path))
+
+
+def verify_frame(
+    data: bytes | None, address: str, *, file: str, position: str = "0", node: str | None = None
+) -> list[Finding]:
+    """Verify a stored version: it hashes to `address`, decodes as an OPWM1 frame and
+    re-encodes byte-identically."""
+
+    def finding(where: str, message: str) -> Finding:
+        return Finding(file=file, position=where, node=node, message=message)
+
+    if not _ADDRESS.fullmatch(address):
+        return [finding(position, f"{address!r} is not a sha256 content address")]
+    if data is None:
+        return [finding(position, f"version {address} holds no bytes")]
+    findings: list[Finding] = []
     actual = sha256_token(data)
-    if actual != f"sha256:{match.group(1)}":
-        findings.append(
-            Finding(file=str(path), position="0", node=None, message=f"content hashes to {actual}")
-        )
+    if actual != address:
+        findings.append(finding(position, f"content hashes to {actual}"))
     try:
         files = decode_frame(data)
     except (FrameError, ValueError) as exc:
         offset = getattr(exc, "offset", 0)
-        findings.append(
-            Finding(file=str(path), position=f"byte {offset}", node=None, message=f"{exc}")
-        )
+        findings.append(finding(f"byte {offset}", f"{exc}"))
         return findings
     if encode_frame(files) != data:
-        findings.append(
-            Finding(
-                file=str(path), position="0", node=None, message="does not re-encode identically"
-            )
-        )
+        findings.append(finding(position, "does not re-encode identically"))
     return findings
 
 

@@ -14,7 +14,6 @@ and verified against their `.version` before a render reads them.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import secrets
@@ -38,6 +37,7 @@ from .fsio import (
 )
 from .protocol import Receipt
 from .receipts import append_receipt, parse_ledger
+from .userjson import loads
 
 __all__ = ["RUN_ID", "RunDir", "new_run_id", "resolve_run", "runs_in_order"]
 
@@ -156,7 +156,7 @@ class RunDir:
         atomic_write_bytes(self.path / "run.json", canonical_json(info) + b"\n")
 
     def info(self) -> dict[str, Any]:
-        data = json.loads((self.path / "run.json").read_bytes())
+        data = loads((self.path / "run.json").read_bytes(), source=str(self.path / "run.json"))
         return data if isinstance(data, dict) else {}
 
     def started_ns(self) -> int:
@@ -284,7 +284,9 @@ class RunDir:
 
     def log_lines(self) -> list[str]:
         path = self.path / "vm.log.md"
-        return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        # a damaged byte shows as U+FFFD rather than stopping every reader of the log
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        return text.splitlines()
 
     def last_event(self) -> int:
         """The highest event number N in `N→` markers so far (0 when none)."""

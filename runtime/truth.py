@@ -18,7 +18,6 @@ validator) can walk.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -123,11 +122,7 @@ def _parse_structured(path: str, content: bytes, suffix: str) -> Any:
     if suffix == ".json":
         try:
             return loads_strict(content)
-        except json.JSONDecodeError as exc:
-            raise TruthError(path, f"line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-        except UnicodeDecodeError as exc:
-            raise TruthError(path, f"is not UTF-8 text (byte {exc.start})") from exc
-        except ValueError as exc:  # CanonicalError: NaN, 1e400, too deep
+        except ValueError as exc:  # not JSON or UTF-8; NaN, 1e400, too deep (located)
             raise TruthError(path, str(exc)) from exc
     return _load_yaml(path, _decode(path, content))
 

@@ -10,6 +10,7 @@ from prosec.runtime.intent_check import iter_problems
 
 from ..build import ACTIVE, NEXT, write_atomic
 from .errors import ExitCode, fail
+from .inputs import MANIFEST_LIMIT, read_input, require_dir
 from .validate import load_intent
 
 
@@ -24,10 +25,9 @@ def activate_command(root: Path) -> None:
 
     Exit status: 0 promoted, 1 missing or invalid next manifest, 2 usage error.
     """
-    if not root.is_dir():
-        fail(f"{root}: not a directory")
+    require_dir(root)
     source = root / "dist" / NEXT
-    if not source.is_file():
+    if not source.exists() and not source.is_symlink():
         click.echo(f"prosec: no {source}; run `prosec build` first", err=True)
         sys.exit(ExitCode.FINDINGS)
     document, problems = load_intent(source)
@@ -38,5 +38,9 @@ def activate_command(root: Path) -> None:
     if problems:
         click.echo(f"prosec: {source} is invalid; nothing activated", err=True)
         sys.exit(ExitCode.FINDINGS)
-    target = write_atomic(root / "dist" / ACTIVE, source.read_bytes())
+    data = read_input(source, MANIFEST_LIMIT)
+    try:
+        target = write_atomic(root / "dist" / ACTIVE, data)
+    except OSError as exc:
+        fail(f"cannot write {root / 'dist' / ACTIVE}: {exc.strerror or exc}")
     click.echo(f"prosec: activated {target.relative_to(root).as_posix()}", err=True)

@@ -11,6 +11,7 @@ import click
 from .. import report
 from ..build import BuildOptions, BuildOutcome, build
 from ..discover import DiscoveryError
+from ..host import REGISTRY_LIMIT, parse_registry
 from .common import (
     codes_option,
     offline_option,
@@ -19,6 +20,7 @@ from .common import (
     system_host,
 )
 from .errors import ExitCode, fail
+from .inputs import read_input, require_dir
 from .terminal import build_progress
 
 # outcome.status → exit code; any other status (failed, stale) is ExitCode.FINDINGS
@@ -98,6 +100,14 @@ def build_command(
     Exit status: 0 written or up to date, 1 errors or a stale manifest (--check),
     2 usage or I/O problem, 3 internal error.
     """
+    for skills in skill_path:
+        require_dir(Path(skills), "--skill-path")
+    for registry in mcp_registry:  # read now: a flag names a file that must be there
+        data = read_input(Path(registry), REGISTRY_LIMIT, "--mcp-registry")
+        try:
+            parse_registry(data.decode("utf-8"))
+        except ValueError as exc:  # not UTF-8, or JSON that is not a registry
+            fail(f"--mcp-registry {registry}: not an MCP registry: {exc}")
     config = project_config(
         root,
         strict=strict,

@@ -11,6 +11,7 @@ import click
 from .. import config as config_mod
 from ..diagnostics import CODES, code_families
 from .errors import fail, user_errors
+from .inputs import require_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,9 +72,10 @@ def project_config(
     ignore: tuple[str, ...] | None = None,
 ) -> config_mod.Config:
     """The config of the project at `root` with command-line flags applied (flags win)."""
-    if not root.is_dir():
-        fail(f"{root}: not a directory")
+    require_dir(root)
     config = load_config(root)
+    if config.source and not (root / config.source).is_dir():
+        fail(f"{config.path}: build.source: {config.source!r} is not a directory of the project")
     return config.with_overrides(
         strict=strict,
         offline_tools=offline_tools,

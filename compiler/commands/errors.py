@@ -43,6 +43,7 @@ def user_error_types() -> tuple[type[Exception], ...]:
     from prosec.runtime.receipts import LedgerError
     from prosec.runtime.renders import BindingError
     from prosec.runtime.session import SessionError
+    from prosec.runtime.userjson import JSONInputError
 
     from ..discover import DiscoveryError
 
@@ -55,6 +56,7 @@ def user_error_types() -> tuple[type[Exception], ...]:
         BindingError,
         PathEscapeError,
         LedgerError,
+        JSONInputError,
         FileNotFoundError,
         PermissionError,
     )

@@ -44,8 +44,6 @@ def graph_command(root: Path, fmt: str, manifest: Path | None, strict: bool | No
       prosec graph --manifest dist/manifest.active.json --format json
     """
     if manifest is not None:
-        if not manifest.is_file():
-            fail(f"{manifest}: no such file")
         document, problems = load_intent(manifest)
         problems = problems or list(iter_problems(document))
         if any(p.path.startswith("$.topology") or p.path == "$" for p in problems):

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from .errors import user_errors
+from .inputs import require_dir
 from .runtime_common import echo_json, json_opt, root_opt
 
 __all__ = ["inspect"]
@@ -20,10 +21,11 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
     """Explain a run: what rendered, skipped or failed and why, in wave order.
 
     RUN is a run id, `latest` (or `latest~N`, N runs before it), ~/id, or a path to a run
-    directory (old `.prose/runs/{id}` too).
+    directory of the project (or an old `.prose/runs/{id}` folder).
     """
     from prosec.runtime.inspection import inspect_ref
 
+    require_dir(root, "--root")
     with user_errors():
         data = inspect_ref(root.resolve(), run_ref)
     if as_json:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .errors import fail
+from .inputs import open_log
 
 
 @click.command()
@@ -48,7 +49,7 @@ def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> 
             raise
         fail("the language server needs the 'lsp' extra: pip install 'prosec[lsp]'")
     if log_file is not None:
-        logging.basicConfig(filename=log_file, level=logging.WARNING)
+        logging.basicConfig(stream=open_log(log_file, "--log-file"), level=logging.WARNING)
     else:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     if verbose:  # the protocol and the server, not every markdown-it rule

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import click
 from prosec.runtime.backends import BACKEND_NAMES
 
 from .errors import ExitCode, fail, user_errors
-from .runtime_common import echo_json, json_opt, open_root, root_arg
+from .runtime_common import echo_json, echo_text, json_opt, open_root, root_arg
 
 __all__ = ["receipts"]
 
@@ -44,18 +46,28 @@ def receipts_list(root: Path, node: str | None, backend: str | None, as_json: bo
 
 @receipts.command("verify")
 @click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--backend",
+    type=click.Choice(BACKEND_NAMES),
+    help="Also check this state backend of the root at PATH ([run] backend, else filesystem).",
+)
 @json_opt
-def receipts_verify(path: Path, as_json: bool) -> None:
-    """Verify ledgers and versions under PATH: a run, state/, a .jsonl, receipts.json, a .bin.
+def receipts_verify(path: Path, backend: str | None, as_json: bool) -> None:
+    """Verify ledgers, versions and state under PATH: a project root (its configured
+    backend: state/, state/prosec.db or PostgreSQL), a run, state/, a .jsonl,
+    receipts.json, a .bin or a .db.
 
     Every content_hash must recompute, every prev chain hold, every version frame hash
-    to its name and re-encode byte-identically. Exit 1 on any finding.
+    to its name and re-encode byte-identically, and every published version be the one
+    its node's last rendered receipt signed. Exit 1 on any finding.
     """
     from prosec.runtime.verify import verify_path
 
-    if not path.exists():
-        fail(f"{path}: no such file or directory")
-    report = verify_path(path)
+    problem = _unverifiable(path)
+    if problem is not None:
+        fail(f"{path}: {problem}")
+    with user_errors():
+        report = verify_path(path, backend=backend, env=dict(os.environ))
     if as_json:
         echo_json(
             {
@@ -71,12 +83,25 @@ def receipts_verify(path: Path, as_json: bool) -> None:
         )
     else:
         for finding in report.findings:
-            click.echo(str(finding), err=True)
+            echo_text(str(finding), err=True)
         click.echo(
             f"{report.ledgers} ledger(s), {report.receipts} receipt(s), "
             f"{report.versions} version(s): "
             f"{'ok' if report.ok else str(len(report.findings)) + ' problem(s)'}"
         )
-    if report.ledgers + report.versions == 0:
+    if report.ledgers + report.versions == 0 and not report.findings:
         fail(f"{path}: no ledgers or versions found to verify")
     sys.exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
+
+
+def _unverifiable(path: Path) -> str | None:
+    """Why PATH cannot be verified at all (None when it is a file or folder to check)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a broken symlink" if path.is_symlink() else "no such file or directory"
+    except OSError as exc:  # a symlink loop, a name too long
+        return exc.strerror or str(exc)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "not a regular file or directory"
+    return None

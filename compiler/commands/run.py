@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import math
 import os
 import signal
 import sys
@@ -21,7 +20,6 @@ from typing import Any
 import click
 from prosec.runtime import serve
 from prosec.runtime.backends import BACKEND_NAMES
-from prosec.runtime.canonical import loads_strict
 from prosec.runtime.executor import CRASH_POINTS, EngineOptions, Event, RunSummary
 from prosec.runtime.protocol import QueuedWake
 from prosec.runtime.renders import parse_cli_binding
@@ -29,6 +27,7 @@ from prosec.runtime.runs import RunDir, resolve_run
 from prosec.runtime.session import Project
 
 from .errors import ExitCode, fail, user_errors
+from .inputs import finite_seconds, load_data
 from .runtime_common import json_opt, open_root, root_arg, root_opt
 from .terminal import Progress
 
@@ -143,35 +142,19 @@ def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Bind a render (wins over prose.toml); NODE '*' binds the default.",
     )(func)
     func = click.option(
-        "--jobs", type=click.IntRange(min=1), help="Renders in parallel ([run] jobs, else 2)."
+        "--jobs",
+        type=click.IntRange(min=1, max=1024),
+        help="Renders in parallel ([run] jobs, else 2).",
     )(func)
-    func = click.option("--timeout", type=_SECONDS, help="Seconds per render.")(func)
+    func = click.option(
+        "--timeout", type=float, callback=finite_seconds, help="Seconds per render."
+    )(func)
     func = click.option(
         "--backend",
         type=click.Choice(BACKEND_NAMES),
         help="State backend ([run] backend, else filesystem).",
     )(func)
     return json_opt(func)
-
-
-class _Seconds(click.ParamType[float]):
-    """A positive, finite number of seconds (click's FloatRange lets nan and inf through)."""
-
-    name = "seconds"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        try:
-            seconds = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds) or seconds <= 0:
-            self.fail(f"{value!r} is not a positive, finite number of seconds", param, ctx)
-        return seconds
-
-
-_SECONDS = _Seconds()
 
 
 @contextlib.contextmanager
@@ -241,21 +224,6 @@ def run(
     sys.exit(code)
 
 
-def _load_data(text: str) -> Any:
-    raw = text
-    if text.startswith("@"):
-        try:
-            raw = Path(text[1:]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            fail(f"--data {text}: cannot read: {exc}")
-    try:
-        return loads_strict(raw)
-    except json.JSONDecodeError as exc:
-        fail(f"--data: not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}")
-    except ValueError as exc:  # NaN, Infinity, 1e400, 5,000 digits, nested too deep
-        fail(f"--data: {exc}")
-
-
 @click.command("trigger")
 @click.argument("gateway")
 @click.option("--data", required=True, metavar="JSON|@FILE", help="The external input.")
@@ -272,7 +240,7 @@ def trigger(
     as_json: bool,
 ) -> None:
     """Wake GATEWAY with external input (fingerprinted by its content) and propagate."""
-    value = _load_data(data)
+    value = load_data(data)
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_trigger(project, gateway, value)

@@ -12,17 +12,27 @@ from typing import Any
 import click
 from prosec.runtime.session import Project, open_project
 
-__all__ = ["echo_json", "json_opt", "open_root", "root_arg", "root_opt"]
+from .inputs import require_dir
+
+__all__ = ["echo_json", "echo_text", "json_opt", "open_root", "root_arg", "root_opt"]
 
 
 def open_root(root: Path, backend: str | None) -> Project:
     """ROOT's settings, active compiled intent and state backend; the backend may read
-    its connection string from this process's environment."""
+    its connection string from this process's environment. Exit 2 when ROOT is not a
+    directory."""
+    require_dir(root)
     return open_project(root, backend=backend, env=dict(os.environ))
 
 
 def echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    echo_text(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def echo_text(text: str, *, err: bool = False) -> None:
+    """Print text that may hold names read from disk: undecodable bytes (file names that
+    are not UTF-8, lone surrogates) print as backslash escapes, never crash the output."""
+    click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"), err=err)
 
 
 def root_arg(func: Callable[..., Any]) -> Callable[..., Any]:

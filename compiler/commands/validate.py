@@ -10,20 +10,20 @@ from typing import Any
 import click
 from prosec.runtime.intent_check import iter_problems
 from prosec.runtime.problems import Problem
+from prosec.runtime.userjson import JSONInputError, loads
 
-from .errors import ExitCode, fail
+from .errors import ExitCode
+from .inputs import MANIFEST_LIMIT, read_input
 
 
 def load_intent(path: Path) -> tuple[Any, list[Problem]]:
-    """The parsed document, or the problem that it is not JSON (exit 2 when unreadable)."""
+    """The parsed document, or the problem that it is not (strict) JSON; exit 2 when the
+    file cannot be read (missing, not a regular file, too large)."""
+    data = read_input(path, MANIFEST_LIMIT)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"{path}: cannot read: {exc}")
-    try:
-        return json.loads(text), []
-    except ValueError as exc:
-        return None, [Problem("$", f"not JSON: {exc}")]
+        return loads(data, source=""), []
+    except JSONInputError as exc:
+        return None, [Problem("$", str(exc))]
 
 
 @click.command(name="validate")
@@ -46,8 +46,6 @@ def validate_command(file: Path, fmt: str, quiet: bool) -> None:
 
     Exit status: 0 valid, 1 problems, 2 unreadable file.
     """
-    if not file.is_file():
-        fail(f"{file}: no such file")
     document, problems = load_intent(file)
     if not problems:
         problems = list(iter_problems(document))

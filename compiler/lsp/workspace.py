@@ -74,12 +74,19 @@ class _Parsed:
     diagnostics: list[Diagnostic]
 
 
-class Workspace:
-    """Open buffers win over the disk; each file is re-parsed only when its text changes."""
+LIVE_LIMIT = 1 << 20  # characters of one file the server analyses as you type
 
-    def __init__(self, disk: Disk, wire: Wire | None = None) -> None:
+
+class Workspace:
+    """Open buffers win over the disk; each file is re-parsed only when its text changes.
+
+    A file longer than `live_limit` characters is not parsed: it gets one `file_too_large`
+    diagnostic (`prosec lint` checks it), so no single buffer can stall the server."""
+
+    def __init__(self, disk: Disk, wire: Wire | None = None, live_limit: int = LIVE_LIMIT) -> None:
         self.disk = disk
         self.wire = wire
+        self.live_limit = live_limit
         self.folders: list[Path] = []
         self._buffers: dict[Path, _Buffer] = {}
         self._roots: dict[Path, Path] = {}
@@ -210,6 +217,8 @@ class Workspace:
             return cached
         if text is None:
             parsed = _Parsed(path, display, "", None, [problem] if problem else [])
+        elif len(text) > self.live_limit:
+            parsed = _Parsed(path, display, text, None, [_too_large(display, len(text), self)])
         else:
             project, found = parse_texts([(display, text)])
             source = project.files[0] if project.files else None
@@ -304,4 +313,13 @@ def _internal(path: str, exc: BaseException) -> Diagnostic:
         "internal_error",
         f"prosec failed while wiring this project ({type(exc).__name__}: {exc}); please report it",
         Span(path=path, line=1, column=1, end_line=1, end_column=1),
+    )
+
+
+def _too_large(display: str, size: int, workspace: Workspace) -> Diagnostic:
+    return diag.make(
+        "file_too_large",
+        f"this file is too large to analyse as you type ({size} characters; the limit is "
+        f"{workspace.live_limit}); `prosec lint` checks it",
+        Span(path=display, line=1, column=1, end_line=1, end_column=_LINE_END),
     )

@@ -10,18 +10,10 @@ The run directory (workspace, staging, run ledgers, vm.log.md) always lives on d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..protocol import PendingRecord, Receipt, ReceiptStatus
-from ..receipts import (
-    Finding,
-    content_hash,
-    parse_ledger_hashed,
-    receipt_line,
-    typed_receipts,
-    verify_chain,
-)
+from ..receipts import content_hash, parse_lines, receipt_line, verify_node_chain
 from ..reconciler import NodeHead
 
 __all__ = [
@@ -128,20 +120,8 @@ def verified_line(receipt: Receipt, head: str | None) -> bytes:
 def verify_stored(node: str, lines: list[bytes], where: str) -> list[Receipt]:
     """Verify a node's chain stored as canonical receipt lines (SQL backends); raise
     BackendError naming the node and position of the first problems."""
-    data = b"".join(line + b"\n" for line in lines)
-    receipts, findings, hashes = parse_ledger_hashed(Path(where), data)
-    positions = [str(i) for i in range(1, len(receipts) + 1)]
-    chain, _ = verify_chain(
-        receipts, file=where, positions=positions, heads={node: None}, computed=hashes
-    )
-    findings += chain
-    findings += [
-        Finding(file=where, position=str(i), node=str(r.get("node")), message="foreign node")
-        for i, r in enumerate(receipts, start=1)
-        if r.get("node") != node
-    ]
-    typed, shapes = typed_receipts(receipts, file=where, positions=positions)
-    findings += shapes
+    numbered = [(str(i), line) for i, line in enumerate(lines, start=1)]
+    typed, findings = verify_node_chain(where, node, parse_lines(where, numbered))
     if findings:
         shown = "; ".join(str(f) for f in findings[:3])
         raise BackendError(f"durable ledger of {node!r} cannot be trusted: {shown}")

@@ -18,19 +18,29 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_json, sha256_token
-from ..fsio import append_line, atomic_write_bytes, fsync_dir, replace_dir, safe_name
+from ..fsio import (
+    PathEscapeError,
+    append_line,
+    atomic_write_bytes,
+    fsync_dir,
+    read_tree,
+    replace_dir,
+    safe_name,
+)
 from ..protocol import PendingRecord, Receipt
 from ..receipts import LedgerError, load_ledger
 from ..reconciler import NodeHead
+from ..userjson import JSONInputError, read_limited
+from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
 from .base import BackendError, heads_from_ledger, verified_line
 from .locks import FileLock
 
-__all__ = ["FilesystemBackend"]
+__all__ = ["FilesystemAudit", "FilesystemBackend"]
 
 
 class FilesystemBackend:
@@ -170,3 +180,108 @@ class FilesystemBackend:
 
     def close(self) -> None:
         self.unlock()
+
+
+class FilesystemAudit:
+    """The durable records under a `state/` folder, read-only (`prosec receipts verify`)."""
+
+    def __init__(self, state: Path) -> None:
+        self.state = state
+        self.where = str(state)
+        base = state / "world-model"
+        self._nodes = sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+    def ledgers(self) -> Iterator[StoredLedger]:
+        for directory in self._nodes:
+            path = directory / "receipts.jsonl"
+            if not path.exists() and not path.is_symlink():
+                continue
+            try:
+                data = read_limited(path, _NO_LIMIT)
+            except JSONInputError as exc:
+                yield StoredLedger(node=directory.name, file=str(path), data=b"", problem=str(exc))
+                continue
+            yield StoredLedger(node=directory.name, file=str(path), data=data)
+
+    def versions(self) -> Iterator[StoredVersion]:
+        for directory in self._nodes:
+            folder = directory / "versions"
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.iterdir()):
+                name = path.name
+                address = (
+                    "sha256:" + name[7:-4]
+                    if name.startswith("sha256_") and name.endswith(".bin")
+                    else name
+                )
+                try:
+                    frame: bytes | None = read_limited(path, _NO_LIMIT)
+                except JSONInputError:
+                    frame = None
+                yield StoredVersion(
+                    node=directory.name, address=address, frame=frame, file=str(path), position="0"
+                )
+
+    def _version_file(self, node: str, address: str) -> Path:
+        hexdigest = address.removeprefix("sha256:")
+        return self.state / "world-model" / node / "versions" / f"sha256_{hexdigest}.bin"
+
+    def has_version(self, node: str, address: str) -> bool:
+        return self._version_file(node, address).is_file()
+
+    def frame(self, node: str, address: str) -> bytes | None:
+        try:
+            return read_limited(self._version_file(node, address), _NO_LIMIT)
+        except JSONInputError:
+            return None
+
+    def published(self) -> Iterator[StoredPublished]:
+        for directory in self._nodes:
+            folder = directory / "published"
+            if not folder.exists() and not folder.is_symlink():
+                continue
+            marker = folder / ".version"
+            try:
+                address = read_limited(marker, 1 << 10).decode("utf-8").strip()
+            except (JSONInputError, UnicodeDecodeError) as exc:
+                yield StoredPublished(
+                    node=directory.name,
+                    address="",
+                    file=str(folder),
+                    position=".version",
+                    problem=f".version cannot be read: {exc}",
+                )
+                continue
+            try:
+                files: dict[str, bytes] | None = read_tree(folder)
+                problem = None
+            except (OSError, PathEscapeError) as exc:
+                files, problem = None, str(exc)
+            if files is not None:
+                files.pop(".version", None)
+            yield StoredPublished(
+                node=directory.name,
+                address=address,
+                file=str(folder),
+                position=".version",
+                files=files,
+                problem=problem,
+            )
+
+    def pending_heads(self) -> dict[str, str | None]:
+        heads: dict[str, str | None] = {}
+        for directory in self._nodes:
+            path = directory / "pending.json"
+            if path.exists() or path.is_symlink():
+                try:
+                    heads[directory.name] = pending_head(read_limited(path, _NO_LIMIT))
+                except JSONInputError:
+                    heads[directory.name] = None
+        return heads
+
+    def close(self) -> None:
+        return None
+
+
+_NO_LIMIT = 1 << 62

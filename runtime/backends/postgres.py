@@ -3,7 +3,8 @@
 Security: the connection string (OPENPROSE_POSTGRES_URL from ROOT/.env, then the
 environment, then DATABASE_URL) is an opaque capability. It is never printed, logged,
 stored in run state or put in an exception message: errors are redacted, `describe()`
-and `repr()` name only the variable. This module is the only user of psycopg.
+and `repr()` name only the variable. This module (with postgres_audit.py, its read-only
+view for `prosec receipts verify`) is the only user of psycopg.
 
 Canonical tables follow seed 004 (`openprose.run`, `world_model_version`,
 `world_model_published`, `receipt` with its JSONB projections); prosec adds the

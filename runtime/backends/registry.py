@@ -16,16 +16,25 @@ __all__ = ["BACKEND_NAMES", "DEFAULT_BACKEND", "REGISTRY", "Factory", "open_back
 Factory = Callable[[Path, Mapping[str, str]], Backend]
 
 
+def _state(root: Path) -> Path:
+    """ROOT/state/, which a durable local backend keeps (BackendError when a file sits
+    there instead of a folder)."""
+    state = root / "state"
+    if (state.exists() or state.is_symlink()) and not state.is_dir():
+        raise BackendError(f"{state}: not a directory (the state folder of the project)")
+    return state
+
+
 def _filesystem(root: Path, env: Mapping[str, str]) -> Backend:
     from .filesystem import FilesystemBackend
 
-    return FilesystemBackend(root / "state")
+    return FilesystemBackend(_state(root))
 
 
 def _sqlite(root: Path, env: Mapping[str, str]) -> Backend:
     from .sqlite import SqliteBackend
 
-    return SqliteBackend(root / "state" / "prosec.db")
+    return SqliteBackend(_state(root) / "prosec.db")
 
 
 def _postgres(root: Path, env: Mapping[str, str]) -> Backend:

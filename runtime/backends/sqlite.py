@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_json, sha256_token
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
+from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
 from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 from .locks import FileLock
 
-__all__ = ["SqliteBackend"]
+__all__ = ["SqliteAudit", "SqliteBackend"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS receipt (
@@ -194,3 +195,91 @@ class SqliteBackend:
     def close(self) -> None:
         self.unlock()
         self._db.close()
+
+
+class SqliteAudit:
+    """The rows of a SQLite state file, opened read-only (`prosec receipts verify`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.where = str(path)
+        try:
+            self._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            self._db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite state {path}: {exc}") from exc
+
+    def _rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite state {self.path}: {exc}") from exc
+
+    def ledgers(self) -> Iterator[StoredLedger]:
+        rows = self._rows(
+            "SELECT node, id, content_hash, prev, status, line FROM receipt ORDER BY node, id"
+        )
+        by_node: dict[str, list[tuple[Any, ...]]] = {}
+        for row in rows:
+            by_node.setdefault(str(row[0]), []).append(row)
+        for node, chain in sorted(by_node.items()):
+            yield StoredLedger(
+                node=node,
+                file=f"{self.path} (table receipt)",
+                rows=tuple((f"id {row[1]}", _blob(row[5])) for row in chain),
+                columns=tuple(
+                    {"content_hash": row[2], "prev": row[3], "status": row[4]} for row in chain
+                ),
+            )
+
+    def versions(self) -> Iterator[StoredVersion]:
+        for node, version, artifact in self._rows(
+            "SELECT node, version, artifact FROM world_model_version ORDER BY node, version"
+        ):
+            yield StoredVersion(
+                node=str(node),
+                address=str(version),
+                frame=None if artifact is None else _blob(artifact),
+                file=f"{self.path} (table world_model_version)",
+                position=f"version {version}",
+            )
+
+    def has_version(self, node: str, address: str) -> bool:
+        return bool(
+            self._rows(
+                "SELECT 1 FROM world_model_version WHERE node = ? AND version = ?", node, address
+            )
+        )
+
+    def frame(self, node: str, address: str) -> bytes | None:
+        rows = self._rows(
+            "SELECT artifact FROM world_model_version WHERE node = ? AND version = ?", node, address
+        )
+        return _blob(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def published(self) -> Iterator[StoredPublished]:
+        for node, version in self._rows(
+            "SELECT node, version FROM world_model_published ORDER BY node"
+        ):
+            yield StoredPublished(
+                node=str(node),
+                address=str(version),
+                file=f"{self.path} (table world_model_published)",
+                position=f"node {node}",
+            )
+
+    def pending_heads(self) -> dict[str, str | None]:
+        heads: dict[str, str | None] = {}
+        for node, record in self._rows("SELECT node, record FROM x_pending ORDER BY node"):
+            heads[str(node)] = pending_head(_blob(record))
+        return heads
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _blob(value: Any) -> bytes:
+    """A stored line or artifact as bytes (SQLite hands back TEXT as str)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    return bytes(value) if isinstance(value, bytes | memoryview) else str(value).encode()

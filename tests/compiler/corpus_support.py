@@ -38,7 +38,7 @@ HOST_CODES = ("tool_unresolved", "skill_unresolved")
 BUILD_ONLY_CODES = ("sources_empty",)
 # codes only the language server reports (every command exits 2 instead); their examples
 # are checked through the workspace model (tests/compiler/lsp/test_workspace.py)
-SERVER_CODES = ("config_invalid",)
+SERVER_CODES = ("config_invalid", "file_too_large")
 
 
 def lint_dir(directory: Path, config: Config | None = None) -> tuple[Diagnostic, ...]:

@@ -22,6 +22,7 @@ from prosec.runtime.canonical import (
     normalize_path,
     token,
 )
+from prosec.runtime.userjson import JSONInputError
 
 from ..conftest import DATA
 
@@ -241,7 +242,7 @@ def test_orjson_path_falls_back_for_what_it_cannot_encode() -> None:
 )
 def test_strict_reading_refuses_what_has_no_canonical_form(text: str, problem: str) -> None:
     for data in (text, text.encode()):
-        with pytest.raises(canonical.CanonicalError, match=problem):
+        with pytest.raises(JSONInputError, match=problem):
             canonical.loads_strict(data)
 
 
@@ -251,7 +252,7 @@ def test_strict_reading_keeps_what_does() -> None:
     assert canonical.loads_strict('{"n": 12345678901234567890123}') == {
         "n": 12345678901234567890123
     }
-    with pytest.raises(json.JSONDecodeError):
+    with pytest.raises(JSONInputError, match="not JSON"):
         canonical.loads_strict("{bad")
 
 

@@ -17,6 +17,7 @@ from prosec.runtime.project_toml import ConfigError, ConfigProblem
 from prosec.runtime.receipts import Finding, LedgerError
 from prosec.runtime.renders import BindingError
 from prosec.runtime.session import SessionError
+from prosec.runtime.userjson import JSONInputError
 
 from ...conftest import REPO
 
@@ -51,6 +52,7 @@ USER_ERRORS = [
     PathEscapeError("world/../x escapes the root"),
     LedgerError([Finding(file="a/receipts.jsonl", position="3", node="a", message="bad prev")]),
     DiscoveryError("missing.prose.md: no such file or directory"),
+    JSONInputError("--data: the number 1e400 is out of range (it overflows a double)"),
     FileNotFoundError("runs/20240101-000000-aaaaaa: no such run"),
     PermissionError("state/: permission denied"),
 ]

@@ -119,6 +119,20 @@ def test_a_bad_setting_is_a_diagnostic_on_its_line_of_prose_toml() -> None:
         load(example)
 
 
+def test_a_file_over_the_live_limit_gets_one_diagnostic_and_no_analysis() -> None:
+    example = CORPUS / "invalid" / "file_too_large"
+    assert Workspace(LocalDisk()).analysis(example).diagnostics == ()
+    analysis = Workspace(LocalDisk(), live_limit=200).analysis(example)
+    (problem,) = analysis.diagnostics
+    assert (problem.code, problem.severity, problem.span.line) == (
+        "file_too_large",
+        Severity.WARNING,
+        1,
+    )
+    assert "the limit is 200" in problem.message and "prosec lint" in problem.message
+    assert analysis.source("almanac.prose.md") is None  # never parsed
+
+
 def test_unreadable_files_become_diagnostics(tmp_path: Path) -> None:
     root = write(tmp_path, {"a.prose.md": node("a", body=MAINTAINS)})
     (root / "b.prose.md").write_bytes(b"---\nname: \xff\n")

@@ -1,0 +1,140 @@
+"""JSON that prosec did not just write: strict parsing with limits and located errors.
+
+Command-line data (`--data`), files a user hands a command (a compiled intent, an MCP
+registry), ledger lines and state records read back for verification all go through
+`loads` (bytes or text) and `read_file` (a path). Beyond RFC 8259 they refuse what the
+runtime could not hash or store faithfully: NaN and Infinity (not JSON, but Python's
+parser accepts them), numbers that overflow a double (`1e400`), integers longer than
+`MAX_INT_DIGITS` digits, nesting deeper than `MAX_DEPTH`, text that is not UTF-8, and
+(for files) anything that is not a regular file or is larger than the caller's cap.
+Every refusal is a `JSONInputError` whose message names the source and, when known,
+the line and column.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "JSONInputError",
+    "loads",
+    "read_file",
+    "read_limited",
+]
+
+MAX_DEPTH = 256  # arrays and objects inside each other; deeper input is refused
+MAX_INT_DIGITS = 1000  # digits of an integer literal (Python refuses 4,300 on its own)
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_DEPTH_STEP = str.maketrans({"[": "\x01", "{": "\x01", "]": "\x02", "}": "\x02"})
+
+
+class JSONInputError(ValueError):
+    """Input that is not acceptable JSON, or a file that cannot be read as such."""
+
+
+class _Refused(ValueError):
+    """Raised from inside the parser's hooks; carries the reason."""
+
+
+def _constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:40]} is out of range (it overflows a double)")
+    return value
+
+
+def _int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _Refused(f"an integer of {digits} digits is too long (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _too_deep(text: str, limit: int) -> bool:
+    """True when arrays/objects nest deeper than `limit` (strings skipped)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False  # cannot nest deeper than it has openings
+    structure = _STRING.sub("", text).translate(_DEPTH_STEP)
+    steps = (1 if c == "\x01" else -1 for c in structure if c in "\x01\x02")
+    return max(itertools.accumulate(steps, initial=0)) > limit
+
+
+def loads(data: bytes | str, *, source: str = "JSON", max_depth: int = MAX_DEPTH) -> Any:
+    """Parse one JSON document strictly; JSONInputError naming `source` when refused
+    (messages start with `source: `, or with nothing when `source` is "")."""
+    prefix = f"{source}: " if source else ""
+    if isinstance(data, bytes | bytearray):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONInputError(f"{prefix}not UTF-8 (byte {exc.start}: {exc.reason})") from None
+    else:
+        text = data
+    if _too_deep(text, max_depth):
+        raise JSONInputError(f"{prefix}nested deeper than {max_depth} levels")
+    # integers are checked only when a long run of digits exists (a hook per integer
+    # would slow every ledger line down)
+    parse_int = _int if _LONG_DIGITS.search(text) else None
+    try:
+        return json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=parse_int)
+    except json.JSONDecodeError as exc:
+        raise JSONInputError(
+            f"{prefix}not JSON (line {exc.lineno} column {exc.colno}): {exc.msg}"
+        ) from None
+    except _Refused as exc:
+        raise JSONInputError(f"{prefix}{exc}") from None
+    except RecursionError:  # pragma: no cover - _too_deep refuses such input first
+        raise JSONInputError(f"{prefix}nested too deeply") from None
+
+
+def read_limited(path: Path, max_bytes: int, *, what: str | None = None) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`; JSONInputError otherwise
+    (missing, a directory, a FIFO or device, unreadable, too large). Messages start with
+    `what` (default: the path; "" for none)."""
+    name = str(path) if what is None else what
+    prefix = f"{name}: " if name else ""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise JSONInputError(f"{prefix}cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise JSONInputError(f"{prefix}cannot read: {kind}")
+        if info.st_size > max_bytes:
+            raise JSONInputError(
+                f"{prefix}too large ({info.st_size} bytes; the limit is {max_bytes})"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:  # it grew while being read
+                raise JSONInputError(f"{prefix}too large (over {max_bytes} bytes)")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise JSONInputError(f"{prefix}cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def read_file(path: Path, max_bytes: int, *, what: str | None = None) -> Any:
+    """Parse the JSON file at `path` (see `read_limited` and `loads`)."""
+    name = what or str(path)
+    return loads(read_limited(path, max_bytes, what=name), source=name)
