@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from prosec.runtime.fsio import atomic_write_bytes
 
 from . import diagnostics as diag
 from .cache import BuildCache, LastBuild, input_key
@@ -188,16 +188,6 @@ def _artifacts(dist: Path, document: dict[str, Any]) -> list[Path]:
 
 
 def write_atomic(path: Path, data: bytes) -> Path:
-    """Write through a temporary file in the same directory, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    """Write `path` atomically and durably (the runtime's one atomic writer); return it."""
+    atomic_write_bytes(path, data)
     return path

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+from prosec.runtime.fsio import atomic_write_bytes
 
 from . import __version__
 from .cache_codec import CodecError, decoder, encoder, schema
@@ -149,9 +148,11 @@ class BuildCache:
             entries[path] = encoded
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            _write(self.directory / PARSE_FILE, _dump_entries(self.header, entries))
+            atomic_write_bytes(self.directory / PARSE_FILE, _dump_entries(self.header, entries))
             last = _encode_last(self.last) if self.last is not None else None
-            _write(self.directory / LAST_FILE, orjson.dumps({"header": self.header, "last": last}))
+            atomic_write_bytes(
+                self.directory / LAST_FILE, orjson.dumps({"header": self.header, "last": last})
+            )
         except OSError as exc:
             return f"the build cache could not be saved ({exc.strerror or exc})"
         return ""
@@ -260,17 +261,3 @@ def _dumps(value: Any) -> bool:
     except orjson.JSONEncodeError:
         return False
     return True
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, fsync, then rename."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
