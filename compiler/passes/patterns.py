@@ -22,6 +22,7 @@ from ..ir import (
     PatternInstance,
     Project,
     Section,
+    SourceFile,
     WakeSource,
 )
 from ..rules.identity import valid_name
@@ -34,6 +35,10 @@ class _Scope:
     patterns: Mapping[str, Contract]
     nodes: frozenset[str]
     taken: set[str]  # names in use, so an instance cannot shadow a contract
+    files: Mapping[str, SourceFile]  # by path: where a dependency reference resolved
+
+
+_REPORTED = object()  # a dependency reference that did not resolve: loading reported it
 
 
 def run(project: Project) -> tuple[Project, list[Diagnostic]]:
@@ -42,6 +47,7 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
         patterns={c.name: c for c in project.contracts if c.kind == "pattern" and c.name},
         nodes=frozenset(c.name for c in project.contracts if c.kind in NODE_KINDS),
         taken={c.name for c in project.contracts},
+        files={f.path: f for f in project.files},
     )
     found: list[Diagnostic] = []
     files = []
@@ -51,7 +57,7 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
             if host.expanded_from is not None:
                 continue
             for instance in host.pattern_instances:
-                expanded.extend(_expand(host, instance, scope, found, 0))
+                expanded.extend(_expand(source, host, instance, scope, found, 0))
         files.append(
             replace(source, contracts=(*source.contracts, *expanded)) if expanded else source
         )
@@ -59,7 +65,12 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
 
 
 def _expand(
-    host: Contract, instance: PatternInstance, scope: _Scope, found: list[Diagnostic], depth: int
+    source: SourceFile,
+    host: Contract,
+    instance: PatternInstance,
+    scope: _Scope,
+    found: list[Diagnostic],
+    depth: int,
 ) -> Iterator[Contract]:
     if not instance.name:
         found.append(diag.make("name_missing", "pattern instance has no `name:`", instance.span))
@@ -84,8 +95,10 @@ def _expand(
         )
         return
     scope.taken.add(instance.name)
-    pattern = _lookup(instance.pattern, scope)
-    if pattern is None:
+    pattern = _lookup(instance.pattern, scope, source)
+    if pattern is _REPORTED:
+        return
+    if not isinstance(pattern, Contract):
         known = ", ".join(f"`{name}`" for name in sorted(scope.patterns)) or "none"
         found.append(
             diag.make(
@@ -102,7 +115,7 @@ def _expand(
     for slot, value in instance.bindings:
         for target, nested in _targets(instance, slot, value):
             if nested is not None and depth < _MAX_DEPTH:
-                yield from _expand(host, nested, scope, found, depth + 1)
+                yield from _expand(source, host, nested, scope, found, depth + 1)
             if node and (target in scope.nodes or (nested is not None)):
                 needs.append(
                     Need(
@@ -114,8 +127,20 @@ def _expand(
     yield _contract(host, instance, pattern, tuple(needs), node)
 
 
-def _lookup(reference: str, scope: _Scope) -> Contract | None:
-    name = reference.strip().removesuffix(".prose.md").removesuffix(".md")
+def _lookup(reference: str, scope: _Scope, source: SourceFile) -> Contract | object | None:
+    """The pattern a reference names: for a dependency (`std/…`, `host/owner/repo/…`) the
+    file it resolved to in deps/; else a project pattern by name (or last path segment)."""
+    text = reference.strip()
+    recorded = [i for i in source.imports if i.kind == "pattern" and i.text == text]
+    if recorded:
+        target = scope.files.get(recorded[0].target or "")
+        if target is None:
+            return _REPORTED
+        return next(
+            (c for c in target.contracts if not c.inline and c.kind == "pattern" and c.name),
+            None,
+        )
+    name = text.removesuffix(".prose.md").removesuffix(".md")
     return scope.patterns.get(name) or scope.patterns.get(name.rsplit("/", 1)[-1])
 
 
