@@ -6,11 +6,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .errors import ExitCode, fail
 from .inputs import require_dir
+
+if TYPE_CHECKING:
+    from ..deps.git import Git
+    from ..deps.install import InstallReport
 
 
 def project_root(path: Path) -> Path:
@@ -21,7 +26,7 @@ def project_root(path: Path) -> Path:
     return find_root(path) or path
 
 
-def git_client(*, progress: bool) -> object:
+def git_client(*, progress: bool) -> Git:
     """git with this process's environment; never prompting for a password unless a person
     is at the terminal, and streaming clone progress when stderr is one."""
     from ..deps.git import Git
@@ -71,7 +76,7 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
     ROOT, prose.toml or prose.lock.
     """
     from ..deps import load_from_disk
-    from ..deps.git import Git, GitError
+    from ..deps.git import GitError
     from ..deps.install import InstallError, InstallOptions, install
     from ..deps.lock import LockError
     from ..lint import parse_texts
@@ -84,7 +89,6 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
     texts, _ = read_sources(root, config)
     project, _ = parse_texts(texts)
     git = git_client(progress=not quiet)
-    assert isinstance(git, Git)
     if not git.available():
         fail("`git` was not found on PATH: prosec install clones with the git command-line client")
 
@@ -111,10 +115,7 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
     sys.exit(ExitCode.OK)
 
 
-def _summary(report: object, frozen: bool) -> str:
-    from ..deps.install import InstallReport
-
-    assert isinstance(report, InstallReport)
+def _summary(report: InstallReport, frozen: bool) -> str:
     count = len(report.lock.entries)
     if not count and not report.dropped:
         return "no dependencies to install"
