@@ -125,7 +125,7 @@ def lint_refs(
             elif text is not None:
                 texts.append((ref.display, text))
         project, parsed = parse_texts(texts)
-        loaded = load_from_disk(project, root, base)
+        loaded = load_from_disk(project, root, base, {ref.display: ref.path for ref in members})
         imported = {path for path, _ in loaded.files}
         sources = source_root(root, settings).resolve()
         directories = {ref.path.parent for ref in members}

@@ -8,6 +8,7 @@ files), lock (prose.lock), git (the `git` command-line client), install, preflig
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from ..diagnostics import Diagnostic
@@ -29,15 +30,19 @@ def read_parsed(path: Path, display: str) -> tuple[SourceFile | None, list[Diagn
     return (parsed.files[0] if parsed.files else None), found
 
 
-def load_from_disk(project: Project, root: Path, base: Path) -> Loaded:
+def load_from_disk(
+    project: Project, root: Path, base: Path, paths: Mapping[str, Path] | None = None
+) -> Loaded:
     """`load` for files whose display paths are relative to `base` (the build: the root;
-    lint: the current directory), dependency files named the same way."""
+    lint: the current directory) unless `paths` says where they are; dependency files are
+    named relative to `base`."""
     from ..discover import display_path
 
+    known = paths or {}
     return load(
         project,
         root,
-        locate=lambda display: base / display,
+        locate=lambda display: known.get(display, base / display),
         display=lambda path: display_path(path, base),
         read=read_parsed,
     )

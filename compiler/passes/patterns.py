@@ -95,10 +95,11 @@ def _expand(
         )
         return
     scope.taken.add(instance.name)
-    pattern = _lookup(instance.pattern, scope, source)
-    if pattern is _REPORTED:
-        return
-    if not isinstance(pattern, Contract):
+    looked_up = _lookup(instance.pattern, scope, source)
+    pattern = looked_up if isinstance(looked_up, Contract) else None
+    # a dependency that is not installed is reported once (dependency_missing); the
+    # instance still becomes its node, so nothing downstream cascades from it
+    if pattern is None and looked_up is not _REPORTED:
         known = ", ".join(f"`{name}`" for name in sorted(scope.patterns)) or "none"
         found.append(
             diag.make(
@@ -109,7 +110,8 @@ def _expand(
             )
         )
         return
-    found.extend(_check(instance, pattern))
+    if pattern is not None:
+        found.extend(_check(instance, pattern))
     node = host.kind in NODE_KINDS
     needs: list[Need] = []
     for slot, value in instance.bindings:
@@ -120,7 +122,8 @@ def _expand(
                 needs.append(
                     Need(
                         name=target,
-                        text=f"`{target}` (bound to slot `{slot}` of pattern `{pattern.name}`)",
+                        text=f"`{target}` (bound to slot `{slot}` of pattern "
+                        f"`{pattern.name if pattern else instance.pattern}`)",
                         span=instance.span,
                     )
                 )
@@ -220,7 +223,7 @@ def _names(declared: Mapping[str, bool]) -> str:
 def _contract(
     host: Contract,
     instance: PatternInstance,
-    pattern: Contract,
+    pattern: Contract | None,
     needs: tuple[Need, ...],
     node: bool,
 ) -> Contract:
@@ -236,7 +239,7 @@ def _contract(
                 needs=needs,
             )
         )
-    returns = pattern.section("maintains") or pattern.section("returns")
+    returns = pattern and (pattern.section("maintains") or pattern.section("returns"))
     sections.append(
         Section(
             key="maintains",
@@ -256,7 +259,7 @@ def _contract(
         path=host.path,
         inline=True,
         parent=host.name,
-        title=pattern.title,
+        title=pattern.title if pattern else None,
         sections=tuple(sections),
         continuity=Continuity(wake_source=WakeSource.INPUT, span=instance.span),
         expanded_from=instance,

@@ -32,11 +32,11 @@ def git(*args: str | os.PathLike[str], cwd: Path | None = None, date: str | None
 
 class Mirror:
     """`root/OWNER/REPO` bare repositories (what `[deps] "HOST" = "<root>"` points at),
-    each published from its own work tree under `root/../work`."""
+    each published from its own work tree under `work` (default: beside `root`)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, work: Path | None = None) -> None:
         self.root = root
-        self.work = root.parent / f"{root.name}-work"
+        self.work = work or root.parent / f"{root.name}-work"
 
     def bare(self, repo: str) -> Path:
         return self.root / repo
