@@ -98,9 +98,7 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
 
     options = InstallOptions(update=update, frozen=frozen, urls=config.dependency_urls)
     try:
-        report = install(
-            root, project, lambda p: load_from_disk(p, root, root), git, options, log
-        )
+        report = install(root, project, lambda p: load_from_disk(p, root, root), git, options, log)
     except LockError as exc:
         fail(str(exc))
     except (InstallError, GitError) as exc:

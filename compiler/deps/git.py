@@ -4,6 +4,7 @@ fixed, machine-readable output formats; failures are GitError with URLs redacted
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -90,7 +91,7 @@ class Git:
         assert process.stderr is not None
         tail = ""
         deadline = time.monotonic() + self.timeout
-        while chunk := process.stderr.read1(4096):
+        while chunk := os.read(process.stderr.fileno(), 4096):
             text = chunk.decode("utf-8", "replace")
             tail = (tail + text)[-_TAIL:]
             self.stream(redact(text))
