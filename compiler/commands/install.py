@@ -83,6 +83,8 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
     from ..pipeline import read_sources
     from .common import load_config
 
+    if update and frozen:
+        fail("--update and --frozen contradict each other: choose one")
     require_dir(root)
     root = project_root(root.resolve())
     config = load_config(root)
