@@ -318,13 +318,17 @@ def _require_clean(session: _Session, repo: str, directory: Path) -> None:
     except GitError as exc:
         raise InstallError(f"{DEPS}/{repo}: {exc}") from None
     if changes:
-        raise InstallError(f"{DEPS}/{repo} {describe_changes(changes)}; move them away or "
-                           f"delete {DEPS}/{repo}, then run `prosec install` again")
+        raise InstallError(
+            f"{DEPS}/{repo} {describe_changes(changes)}; move them away or "
+            f"delete {DEPS}/{repo}, then run `prosec install` again"
+        )
 
 
 def describe_changes(changes: Sequence[object]) -> str:
     """`has local changes (modified: a.prose.md, untracked: b.md)`, at most five named."""
-    shown = ", ".join(f"{getattr(c, 'status', '?')}: {getattr(c, 'path', '?')}" for c in changes[:5])
+    shown = ", ".join(
+        f"{getattr(c, 'status', '?')}: {getattr(c, 'path', '?')}" for c in changes[:5]
+    )
     more = f", and {len(changes) - 5} more" if len(changes) > 5 else ""
     return f"has local changes ({shown}{more})"
 

@@ -18,7 +18,9 @@ HEADER = (
     "# prose.lock: the commit of every dependency, direct and transitive (`prosec install`).\n"
     "# Commit this file; deps/ is rebuilt from it. Edit only to choose a version yourself.\n"
 )
-_REPO = re.compile(r"[a-z0-9.-]+\.[a-z0-9.:-]+/[A-Za-z0-9_][A-Za-z0-9._~+-]*/[A-Za-z0-9_][A-Za-z0-9._~+-]*")
+_REPO = re.compile(
+    r"[a-z0-9.-]+\.[a-z0-9.:-]+/[A-Za-z0-9_][A-Za-z0-9._~+-]*/[A-Za-z0-9_][A-Za-z0-9._~+-]*"
+)
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _LIMIT = 4 << 20  # bytes of a prose.lock
 

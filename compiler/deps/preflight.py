@@ -31,7 +31,9 @@ class Check:
 
     def line(self) -> str:
         verdict = "pass" if self.ok else "fail"
-        return f"{verdict}  {self.kind} {self.subject}" + (f": {self.detail}" if self.detail else "")
+        return f"{verdict}  {self.kind} {self.subject}" + (
+            f": {self.detail}" if self.detail else ""
+        )
 
 
 def preflight(

@@ -102,6 +102,15 @@ def test_install_build_run_and_preflight(app: Path, run_prosec: Runner) -> None:
     snapshot = runs[-1] / "sources" / "deps" / REPO / "src" / "price-menu.prose.md"
     assert snapshot.read_bytes() == (LIBRARY / "src" / "price-menu.prose.md").read_bytes()
 
+    # running is disk-only too: without deps/ the run stops before anything renders
+    shutil.move(app / "deps", app / "deps-away")
+    stopped = run_prosec("trigger", "pantry-feed", "--data", json.dumps(STOCK), cwd=app)
+    assert stopped.returncode == 2
+    assert f"deps/{REPO}/src/price-menu.prose.md: a dependency" in stopped.stderr
+    assert "run `prosec install`" in stopped.stderr
+    assert len(list((app / "runs").iterdir())) == len(runs)
+    shutil.move(app / "deps-away", app / "deps")
+
     preflight = run_prosec("preflight", cwd=app)
     assert preflight.returncode == 0, preflight.stdout
     assert preflight.stdout.splitlines()[-1] == "preflight: pass"
