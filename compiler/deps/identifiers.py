@@ -86,12 +86,11 @@ def parse(text: str) -> Identifier:
     if not text:
         raise IdentifierError("the dependency is empty")
     base, at, version = text.rpartition("@") if "@" in text else (text, "", "")
-    if at:
-        if not _VERSION.fullmatch(version):
-            raise IdentifierError(
-                f"`@{version}` is not a version: write a commit (`@3f9c2e1`) or a tag (`@v1.2`) "
-                "at the end of the identifier"
-            )
+    if at and not _VERSION.fullmatch(version):
+        raise IdentifierError(
+            f"`@{version}` is not a version: write a commit (`@3f9c2e1`) or a tag (`@v1.2`) "
+            "at the end of the identifier"
+        )
     segments = base.split("/")
     if segments[0] in SHORTHANDS:
         if len(segments) < 2 or not any(segments[1:]):

@@ -159,28 +159,27 @@ def _check_cycles(references: Sequence[Reference]) -> None:
             graph.setdefault(source, set()).add(ref.identifier.repo_key)
     done: set[str] = set()
     for start in sorted(graph):
-        path: list[str] = []
-        on_path: set[str] = set()
-
-        def visit(node: str) -> list[str] | None:
-            if node in on_path:
-                return [*path[path.index(node) :], node]
-            if node in done:
-                return None
-            path.append(node)
-            on_path.add(node)
-            for nxt in sorted(graph.get(node, ())):
-                cycle = visit(nxt)
-                if cycle is not None:
-                    return cycle
-            path.pop()
-            on_path.discard(node)
-            done.add(node)
-            return None
-
-        cycle = visit(start)
+        cycle = _cycle_from(start, graph, done, [])
         if cycle is not None:
             raise InstallError(f"circular dependency: {' → '.join(cycle)}")
+
+
+def _cycle_from(
+    node: str, graph: Mapping[str, set[str]], done: set[str], path: list[str]
+) -> list[str] | None:
+    """A cycle reachable from `node` (depth first, in sorted order), as the path around it."""
+    if node in path:
+        return [*path[path.index(node) :], node]
+    if node in done:
+        return None
+    path.append(node)
+    for following in sorted(graph.get(node, ())):
+        cycle = _cycle_from(following, graph, done, path)
+        if cycle is not None:
+            return cycle
+    path.pop()
+    done.add(node)
+    return None
 
 
 # -- one repository -------------------------------------------------------------------------
