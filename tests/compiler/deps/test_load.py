@@ -206,3 +206,22 @@ def test_a_changed_dependency_rebuilds(installed: Path, run_prosec: Runner) -> N
         handle.write("\nPrices are rounded up.\n")
     changed = runner("build", "--offline-tools", installed, env=env)
     assert "nothing changed" not in changed.stderr and changed.returncode == 0
+
+
+def test_services_and_nested_instances_are_references(installed: Path) -> None:
+    nested = board().replace(
+        "    cook: cook\n",
+        "    cook:\n      pattern: example.org/acme/lib/missing-loop\n      with:\n        cook: cook\n",
+    )
+    services = "### Services\n\n- std/evals/inspector\n- `cook`\n"
+    project(installed, {"src/board.prose.md": nested + "\n" + services})
+    found = lint(installed)
+    assert sorted((d.code, d.span.line) for d in found if d.code.startswith("dependency_")) == [
+        ("dependency_missing", _line(installed / "src/board.prose.md", "- std/evals")),
+        ("dependency_unresolved", _line(installed / "src/board.prose.md", "```yaml")),
+    ]
+
+
+def _line(path: Path, needle: str) -> int:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
