@@ -13,6 +13,7 @@ from prosec.runtime.project_toml import (
     ROOT_MARKERS,
     ConfigError,
     ProjectToml,
+    dependency_urls,
     find_root,
 )
 from prosec.runtime.project_toml import load as load_checked
@@ -133,6 +134,6 @@ def from_checked(checked: ProjectToml, root: Path) -> Config:
         render=data.get("render", {}),
         source=build.get("source"),
         emit_artifacts=build.get("emit_artifacts", False),
-        dependency_urls=dict(data.get("deps", {})),
+        dependency_urls=dependency_urls(checked),
         raw=data,
     )
