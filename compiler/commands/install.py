@@ -104,7 +104,7 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
     except LockError as exc:
         fail(str(exc))
     except (InstallError, GitError) as exc:
-        click.echo(f"prosec: error: {exc}", err=True)
+        click.echo(f"prosec: install failed: {exc}", err=True)
         sys.exit(ExitCode.FINDINGS)
     for warning in report.warnings:
         click.echo(f"prosec: warning: {warning}", err=True)

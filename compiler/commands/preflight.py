@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .errors import ExitCode, fail
+from .inputs import require_dir
 
 
 @click.command(name="preflight")
@@ -35,11 +36,11 @@ def preflight_command(path: Path) -> None:
     from .common import load_config
     from .install import git_client, project_root
 
-    if not path.exists():
-        fail(f"{path}: no such file or directory")
     single = path.is_file()
     if single and not path.name.endswith(SUFFIX):
         fail(f"{path}: not a `{SUFFIX}` file or a project folder")
+    if not single:
+        require_dir(path)
     root = project_root((path.parent if single else path).resolve())
     config = load_config(root)
     if single:
@@ -49,7 +50,7 @@ def preflight_command(path: Path) -> None:
         display = display_path(path.resolve(), root)
         text, problem = read_source(SourceRef(display, path))
         if text is None:
-            fail(str(problem.message) if problem is not None else f"{path}: unreadable")
+            fail(f"{path}: {problem.message if problem is not None else 'unreadable'}")
         texts = [(display, text)]
     else:
         texts, _ = read_sources(root, config)

@@ -6,6 +6,7 @@ is strict (a bad line is an error naming its line), writing is deterministic and
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,7 +63,7 @@ def parse_lock(text: str, where: str = LOCK_NAME) -> Lock:
 def read_lock(root: Path) -> Lock | None:
     """ROOT/prose.lock, None when there is none; LockError when it is unreadable or bad."""
     path = root / LOCK_NAME
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     try:
         if not path.is_file():
