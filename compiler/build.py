@@ -17,7 +17,7 @@ from .config import Config
 from .diagnostics import Diagnostic
 from .host import Host
 from .passes import tools
-from .pipeline import CompileResult, Progress, compile_texts, read_sources
+from .pipeline import CompileResult, Progress, compile_texts, importer, read_sources
 
 NEXT = "manifest.next.json"
 ACTIVE = "manifest.active.json"
@@ -53,11 +53,17 @@ def build(
     texts, unreadable = read_sources(root, config)
     key = input_key(texts, config)
     cache = None if options.cache_dir is None else BuildCache.open(options.cache_dir, root, config)
-    up_to_date = _no_op(cache, key, dist, config, host, options)
+    up_to_date = _no_op(root, cache, key, dist, config, host, options)
     if up_to_date is not None:
         return up_to_date
     result = compile_texts(
-        texts, config, host=host, cache=cache, progress=progress, extra=unreadable
+        texts,
+        config,
+        host=host,
+        cache=cache,
+        progress=progress,
+        extra=unreadable,
+        imports=importer(root),
     )
     note = _note(cache, result, options)
     summary = _summary(result)
@@ -91,6 +97,7 @@ def build(
             host_checks=result.unit.host_checks,
             diagnostics=result.diagnostics,
             summary=summary,
+            imports=_imported(root, result),
         )
         unsaved = cache.save({path for path, _ in texts})
         note = f"{note}; {unsaved}" if unsaved else note
@@ -105,6 +112,7 @@ def build(
 
 
 def _no_op(
+    root: Path,
     cache: BuildCache | None,
     key: str,
     dist: Path,
@@ -122,6 +130,8 @@ def _no_op(
         return None
     if options.emit_artifacts and not (dist / "canonicalizers").is_dir():
         return None
+    if any(_digest(root / path) != digest for path, digest in cache.last.imports):
+        return None  # a dependency changed (`prosec install --update`) or went missing
     if (
         host is not None
         and not config.offline_tools
@@ -135,6 +145,22 @@ def _no_op(
         note="nothing changed since the last build",
         summary=dict(cache.last.summary),
     )
+
+
+def _imported(root: Path, result: CompileResult) -> tuple[tuple[str, str], ...]:
+    """(display path, content digest) of each dependency file the build read."""
+    return tuple(
+        (source.path, _digest(root / source.path))
+        for source in result.unit.project.files
+        if source.dependency is not None
+    )
+
+
+def _digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def _note(cache: BuildCache | None, result: CompileResult, options: BuildOptions) -> str:

@@ -58,6 +58,7 @@ class LastBuild:
     host_checks: tuple[HostCheck, ...]
     diagnostics: tuple[Diagnostic, ...]
     summary: Mapping[str, int]
+    imports: tuple[tuple[str, str], ...] = ()  # (path, sha256) of each dependency file read
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,6 +27,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "status": "prosec.compiler.commands.status:status",
     "inspect": "prosec.compiler.commands.inspect:inspect",
     "receipts": "prosec.compiler.commands.receipts:receipts",
+    "install": "prosec.compiler.commands.install:install_command",
+    "preflight": "prosec.compiler.commands.preflight:preflight_command",
 }
 
 

@@ -13,6 +13,7 @@ from prosec.runtime.project_toml import (
     ROOT_MARKERS,
     ConfigError,
     ProjectToml,
+    dependency_urls,
     find_root,
 )
 from prosec.runtime.project_toml import load as load_checked
@@ -50,6 +51,8 @@ class Config:
     render: Mapping[str, Any] = field(default_factory=dict)  # runtime-owned tables, kept raw
     source: str | None = None  # `[build] source`: source root relative to the project root
     emit_artifacts: bool = False  # `[build] emit_artifacts`
+    # `[deps]`: where `prosec install` clones from (`host[/owner[/repo]]` → URL or path)
+    dependency_urls: Mapping[str, str] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def with_overrides(self, **changes: Any) -> Config:
@@ -131,5 +134,6 @@ def from_checked(checked: ProjectToml, root: Path) -> Config:
         render=data.get("render", {}),
         source=build.get("source"),
         emit_artifacts=build.get("emit_artifacts", False),
+        dependency_urls=dependency_urls(checked),
         raw=data,
     )

@@ -146,6 +146,12 @@ CODES: dict[str, CodeInfo] = {
         ERR, "`resume:` names an agent without `persist`"
     ),
     "prosescript_use_after_statement": CodeInfo(ERR, "`use` after an executable statement"),
+    "prosescript_use_empty": CodeInfo(ERR, "`use` names an empty dependency"),
+    "prosescript_use_alias_invalid": CodeInfo(ERR, "a `use` alias is not an identifier"),
+    "prosescript_use_alias_duplicate": CodeInfo(ERR, "two `use` statements share an alias"),
+    "prosescript_use_alias_collision": CodeInfo(
+        ERR, "a `use` alias is also the name of a block or agent"
+    ),
     "prosescript_bad_escape": CodeInfo(ERR, "a string uses an unknown `\\` escape"),
     "prosescript_loop_control_misplaced": CodeInfo(
         ERR, "`break` or `continue` outside a loop, or leaving a parallel branch"
@@ -157,6 +163,11 @@ CODES: dict[str, CodeInfo] = {
         INFO, "`name(…)` names no builtin, function or binding: the render performs it"
     ),
     "execution_unfenced": CodeInfo(INFO, "`### Execution` is written as unfenced pseudocode"),
+    # dependencies: resolved on disk, from deps/ (`prosec install` fills it)
+    "dependency_missing": CodeInfo(ERR, "a dependency is not installed in deps/"),
+    "dependency_unresolved": CodeInfo(
+        ERR, "a reference is malformed, a bare `owner/repo`, or names no file"
+    ),
     # build: the project
     "sources_empty": CodeInfo(INFO, "the project has no `.prose.md` sources to compile"),
     # build: Forme wiring

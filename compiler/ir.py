@@ -253,6 +253,17 @@ class Contract:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Import:
+    """A reference to another file (`use "…"`, a `pattern:` of a pattern instance, a legacy
+    `### Services` entry) and the file it resolved to on disk, if any."""
+
+    kind: str  # "use" | "pattern" | "service"
+    text: str  # as written, e.g. `std/evals/inspector` or `github.com/a/b/c@v1`
+    span: Span
+    target: str | None = None  # display path of the resolved file; None: unresolved
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SourceFile:
     """One parsed `.prose.md` file: its text, contracts, and structural facts."""
 
@@ -263,6 +274,11 @@ class SourceFile:
     frontmatter_span: Span | None = None
     frontmatter_error: bool = False  # the block is not valid YAML or not a mapping
     fences: tuple[Fence, ...] = ()  # every fence in the file, in order
+    # set by dependency loading (compiler/deps): `host/owner/repo/path.prose.md` for a file
+    # read from deps/ (the project's rules do not check it), and what its references
+    # resolved to
+    dependency: str | None = None
+    imports: tuple[Import, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

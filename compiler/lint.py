@@ -104,6 +104,7 @@ def lint_refs(
     given files (and of the project's prose.toml) are reported. `configs` gives each
     project root its settings (default: `config` for all); `base` is what display paths
     are relative to (default: the current directory)."""
+    from .deps import load_from_disk
     from .pipeline import analyse, source_root  # the pipeline imports this module
 
     base = base or Path.cwd()
@@ -124,15 +125,17 @@ def lint_refs(
             elif text is not None:
                 texts.append((ref.display, text))
         project, parsed = parse_texts(texts)
+        loaded = load_from_disk(project, root, base, {ref.display: ref.path for ref in members})
+        imported = {path for path, _ in loaded.files}
         sources = source_root(root, settings).resolve()
         directories = {ref.path.parent for ref in members}
         inside = {d for d in directories if d.resolve().is_relative_to(sources)}
-        wired = {ref.display for ref in members if ref.path.parent in inside}
-        unit = analyse(project, settings, wired=wired, focus=shown)
+        wired = {ref.display for ref in members if ref.path.parent in inside} | imported
+        unit = analyse(loaded.project, settings, wired=wired, focus=shown)
         displays = {ref.display for ref in members}
-        for item in apply_policy([*parsed, *unit.diagnostics], settings):
-            if item.span.path in shown:
-                found.append(item)
+        for item in apply_policy([*parsed, *loaded.diagnostics, *unit.diagnostics], settings):
+            if item.span.path in shown or item.span.path in imported:
+                found.append(item)  # a dependency's own errors break the build too
             elif item.span.path not in displays:  # prose.toml (a stale wiring pin)
                 path = display_path((settings.root or root) / item.span.path, base)
                 found.append(replace(item, span=replace(item.span, path=path)))

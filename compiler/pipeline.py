@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` ne
     from .passes.tools import HostCheck
 
 Progress = Callable[[str, int, int], None]
+# adds the files a project's references name (compiler/deps), and the problems found
+Importer = Callable[[Project], tuple[Project, Sequence[Diagnostic]]]
 
 
 class ParseCache(Protocol):
@@ -268,9 +270,30 @@ def compile_project(
     cache: ParseCache | None = None,
     progress: Progress | None = None,
 ) -> CompileResult:
-    """Discover, read, parse (reusing cached files) and run PIPELINE for one project."""
+    """Discover, read, parse (reusing cached files), load dependencies from deps/ and run
+    PIPELINE for one project."""
     texts, unreadable = read_sources(root, config)
-    return compile_texts(texts, config, host=host, cache=cache, progress=progress, extra=unreadable)
+    return compile_texts(
+        texts,
+        config,
+        host=host,
+        cache=cache,
+        progress=progress,
+        extra=unreadable,
+        imports=importer(root),
+    )
+
+
+def importer(root: Path) -> Importer:
+    """Dependency loading for a build of ROOT (display paths relative to it)."""
+
+    def run(project: Project) -> tuple[Project, Sequence[Diagnostic]]:
+        from .deps import load_from_disk
+
+        loaded = load_from_disk(project, root, root)
+        return loaded.project, loaded.diagnostics
+
+    return run
 
 
 def read_sources(root: Path, config: Config) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
@@ -306,9 +329,14 @@ def compile_texts(
     cache: ParseCache | None = None,
     progress: Progress | None = None,
     extra: Sequence[Diagnostic] = (),
+    imports: Importer | None = None,
 ) -> CompileResult:
-    """Compile (display path, text) pairs: no discovery and no I/O except host lookups."""
+    """Compile (display path, text) pairs: no discovery and no I/O except host lookups and
+    `imports` (dependency loading, when given)."""
     project, found, reparsed = _parse(texts, cache)
+    if imports is not None:
+        project, imported = imports(project)
+        found = [*found, *imported]
     unit = Unit(
         project=project,
         config=config,

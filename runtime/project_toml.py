@@ -25,6 +25,7 @@ __all__ = [
     "ConfigError",
     "ConfigProblem",
     "ProjectToml",
+    "dependency_urls",
     "dotted",
     "find_root",
     "load",
@@ -76,6 +77,13 @@ class ProjectToml:
     def line_of(self, location: Sequence[str | int]) -> int | None:
         """The line of the key at `location`, else of its nearest enclosing key or table."""
         return _line_of(self.lines, location)
+
+
+def dependency_urls(checked: ProjectToml | None) -> dict[str, str]:
+    """`[deps]`: `host`, `host/owner` or `host/owner/repo` → the URL (or the path, relative
+    to the OpenProse root) `prosec install` clones it from instead (schema-checked)."""
+    table = checked.data.get("deps", {}) if checked is not None else {}
+    return {str(key): str(value) for key, value in table.items()}
 
 
 def find_root(start: Path) -> Path | None:

@@ -155,6 +155,14 @@ class Project:
         self, kind: str, wakes: Iterable[Mapping[str, Any]], upstream: list[str]
     ) -> RunDir:
         sources = self.intent.source_paths()
+        # resolution is disk-only: a dependency the build read must still be installed
+        missing = [s for s in sources if s.startswith("deps/") and not (self.root / s).is_file()]
+        if missing:
+            raise SessionError(
+                f"{missing[0]}: a dependency of the compiled intent is not installed "
+                f"({len(missing)} file{'s' if len(missing) != 1 else ''} missing from deps/); "
+                "run `prosec install`"
+            )
         root_source = _root_source(sources)
         title = next(
             (

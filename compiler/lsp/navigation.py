@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..ir import ATOMIC_FACET, Contract, SourceFile, Span
 from . import wiring
-from .locate import target_at
+from .locate import covers, target_at
 from .workspace import Analysis
 
 MAX_WORKSPACE_SYMBOLS = 500
@@ -26,10 +26,14 @@ class Symbol:
 
 
 def definition(analysis: Analysis, display: str, line: int, column: int) -> list[Span]:
-    """From a need to the facet headings it is wired to (the candidates when ambiguous)."""
+    """From a need to the facet headings it is wired to (the candidates when ambiguous);
+    from a `use "…"` or a `pattern:` reference to the file it resolved to (in deps/)."""
     source = analysis.source(display)
     if source is None:
         return []
+    imported = _import_target(analysis, source, line, column)
+    if imported is not None:
+        return [imported]
     target = target_at(source, line, column)
     if target.need is None:
         return []
@@ -41,6 +45,21 @@ def definition(analysis: Analysis, display: str, line: int, column: int) -> list
         pairs = [wiring.split_candidate(analysis, c) for c in found.candidates]
     spans = (wiring.facet_target(analysis, producer, facet) for producer, facet in pairs)
     return _unique(s for s in spans if s is not None)
+
+
+def _import_target(analysis: Analysis, source: SourceFile, line: int, column: int) -> Span | None:
+    """The name of the contract a reference under the cursor resolved to."""
+    for item in source.imports:
+        if item.target is None or not covers(item.span, line, column):
+            continue
+        target = analysis.source(item.target)
+        if target is None:  # a local file outside the project: its first line
+            return Span(path=item.target, line=1, column=1, end_line=1, end_column=1)
+        head = next((c for c in target.contracts if not c.inline), None)
+        if head is not None:
+            return head.name_span
+        return Span(path=target.path, line=1, column=1, end_line=1, end_column=1)
+    return None
 
 
 def references(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .. import diagnostics as diag
 from ..config import CONFIG_NAME, ROOT_MARKERS, Config, ConfigError
+from ..deps.load import Loaded, load
 from ..diagnostics import Diagnostic
 from ..discover import SUFFIX
 from ..ir import NODE_KINDS, Contract, Project, SourceFile, Span, Topology
@@ -169,12 +170,14 @@ class Workspace:
         root = root.resolve()
         config_stamp, config, config_error = self._config(root)
         parsed = [p for p in (self._parse(path, root) for path in self._members(root)) if p]
+        loaded, imported = self._dependencies(root, parsed)
         problem = str(config_error) if config_error is not None else None
-        key = (config_stamp, problem, tuple((p.display, p.text) for p in parsed))
+        every = (*parsed, *imported)
+        key = (config_stamp, problem, tuple((p.display, p.text) for p in every), loaded.diagnostics)
         cached = self._analyses.get(root)
         if cached is not None and cached[0] == key:
             return cached[1]
-        analysis = self._analyse(root, config, config_error, parsed)
+        analysis = self._analyse(root, config, config_error, parsed, loaded, imported)
         self._analyses[root] = (key, analysis)
         return analysis
 
@@ -226,6 +229,28 @@ class Workspace:
         self._parsed[path] = parsed
         return parsed
 
+    def _dependencies(self, root: Path, parsed: list[_Parsed]) -> tuple[Loaded, list[_Parsed]]:
+        """The files the project's references name, from deps/ (disk-only, as the build)."""
+        paths = {p.display: p.path for p in parsed}
+        imported: list[_Parsed] = []
+
+        def read(path: Path, display: str) -> tuple[SourceFile | None, list[Diagnostic]]:
+            found = self._parse(path.resolve(), root)
+            if found is None:
+                return None, []
+            imported.append(found)
+            return found.source, found.diagnostics
+
+        project = Project(files=tuple(p.source for p in parsed if p.source is not None))
+        loaded = load(
+            project,
+            root,
+            locate=lambda display: paths.get(display, root / display),
+            display=lambda path: relative(path.resolve(), root),
+            read=read,
+        )
+        return loaded, imported
+
     def _config(self, root: Path) -> tuple[Stamp | None, Config, ConfigError | None]:
         stamp = self.disk.stamp(root / CONFIG_NAME)
         cached = self._configs.get(root)
@@ -243,16 +268,25 @@ class Workspace:
         return entry
 
     def _analyse(
-        self, root: Path, config: Config, config_error: ConfigError | None, parsed: list[_Parsed]
+        self,
+        root: Path,
+        config: Config,
+        config_error: ConfigError | None,
+        parsed: list[_Parsed],
+        loaded: Loaded,
+        imported: list[_Parsed],
     ) -> Analysis:
-        files = tuple(p.source for p in parsed if p.source is not None)
-        project = Project(files=files)
+        project = loaded.project
+        files = project.files
         found = [d for p in parsed for d in p.diagnostics]
+        found += loaded.diagnostics  # unresolved references, and the dependencies' errors
         if config_error is not None:
             found += config_diagnostics(config_error)
         found += check_project(project)
         sources = source_root(root, config)
-        built = frozenset(p.display for p in parsed if p.path.is_relative_to(sources))
+        built = frozenset(p.display for p in parsed if p.path.is_relative_to(sources)) | {
+            p.display for p in imported
+        }
         topology = None
         if self.wire is not None and built:
             try:
@@ -276,8 +310,8 @@ class Workspace:
             diagnostics=diagnostics,
             topology=topology,
             wired=built,
-            paths={p.display: p.path for p in parsed},
-            displays={p.path: p.display for p in parsed},
+            paths={p.display: p.path for p in (*parsed, *imported)},
+            displays={p.path: p.display for p in (*parsed, *imported)},
             by_path={k: tuple(v) for k, v in by_path.items()},
         )
 

@@ -22,6 +22,7 @@ from ..ir import (
     PatternInstance,
     Project,
     Section,
+    SourceFile,
     WakeSource,
 )
 from ..rules.identity import valid_name
@@ -34,6 +35,10 @@ class _Scope:
     patterns: Mapping[str, Contract]
     nodes: frozenset[str]
     taken: set[str]  # names in use, so an instance cannot shadow a contract
+    files: Mapping[str, SourceFile]  # by path: where a dependency reference resolved
+
+
+_REPORTED = object()  # a dependency reference that did not resolve: loading reported it
 
 
 def run(project: Project) -> tuple[Project, list[Diagnostic]]:
@@ -42,6 +47,7 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
         patterns={c.name: c for c in project.contracts if c.kind == "pattern" and c.name},
         nodes=frozenset(c.name for c in project.contracts if c.kind in NODE_KINDS),
         taken={c.name for c in project.contracts},
+        files={f.path: f for f in project.files},
     )
     found: list[Diagnostic] = []
     files = []
@@ -51,7 +57,7 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
             if host.expanded_from is not None:
                 continue
             for instance in host.pattern_instances:
-                expanded.extend(_expand(host, instance, scope, found, 0))
+                expanded.extend(_expand(source, host, instance, scope, found, 0))
         files.append(
             replace(source, contracts=(*source.contracts, *expanded)) if expanded else source
         )
@@ -59,7 +65,12 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
 
 
 def _expand(
-    host: Contract, instance: PatternInstance, scope: _Scope, found: list[Diagnostic], depth: int
+    source: SourceFile,
+    host: Contract,
+    instance: PatternInstance,
+    scope: _Scope,
+    found: list[Diagnostic],
+    depth: int,
 ) -> Iterator[Contract]:
     if not instance.name:
         found.append(diag.make("name_missing", "pattern instance has no `name:`", instance.span))
@@ -84,8 +95,11 @@ def _expand(
         )
         return
     scope.taken.add(instance.name)
-    pattern = _lookup(instance.pattern, scope)
-    if pattern is None:
+    looked_up = _lookup(instance.pattern, scope, source)
+    pattern = looked_up if isinstance(looked_up, Contract) else None
+    # a dependency that is not installed is reported once (dependency_missing); the
+    # instance still becomes its node, so nothing downstream cascades from it
+    if pattern is None and looked_up is not _REPORTED:
         known = ", ".join(f"`{name}`" for name in sorted(scope.patterns)) or "none"
         found.append(
             diag.make(
@@ -96,26 +110,40 @@ def _expand(
             )
         )
         return
-    found.extend(_check(instance, pattern))
+    if pattern is not None:
+        found.extend(_check(instance, pattern))
     node = host.kind in NODE_KINDS
     needs: list[Need] = []
     for slot, value in instance.bindings:
         for target, nested in _targets(instance, slot, value):
             if nested is not None and depth < _MAX_DEPTH:
-                yield from _expand(host, nested, scope, found, depth + 1)
+                yield from _expand(source, host, nested, scope, found, depth + 1)
             if node and (target in scope.nodes or (nested is not None)):
                 needs.append(
                     Need(
                         name=target,
-                        text=f"`{target}` (bound to slot `{slot}` of pattern `{pattern.name}`)",
+                        text=f"`{target}` (bound to slot `{slot}` of pattern "
+                        f"`{pattern.name if pattern else instance.pattern}`)",
                         span=instance.span,
                     )
                 )
     yield _contract(host, instance, pattern, tuple(needs), node)
 
 
-def _lookup(reference: str, scope: _Scope) -> Contract | None:
-    name = reference.strip().removesuffix(".prose.md").removesuffix(".md")
+def _lookup(reference: str, scope: _Scope, source: SourceFile) -> Contract | object | None:
+    """The pattern a reference names: for a dependency (`std/…`, `host/owner/repo/…`) the
+    file it resolved to in deps/; else a project pattern by name (or last path segment)."""
+    text = reference.strip()
+    recorded = [i for i in source.imports if i.kind == "pattern" and i.text == text]
+    if recorded:
+        target = scope.files.get(recorded[0].target or "")
+        if target is None:
+            return _REPORTED
+        return next(
+            (c for c in target.contracts if not c.inline and c.kind == "pattern" and c.name),
+            None,
+        )
+    name = text.removesuffix(".prose.md").removesuffix(".md")
     return scope.patterns.get(name) or scope.patterns.get(name.rsplit("/", 1)[-1])
 
 
@@ -195,7 +223,7 @@ def _names(declared: Mapping[str, bool]) -> str:
 def _contract(
     host: Contract,
     instance: PatternInstance,
-    pattern: Contract,
+    pattern: Contract | None,
     needs: tuple[Need, ...],
     node: bool,
 ) -> Contract:
@@ -211,7 +239,7 @@ def _contract(
                 needs=needs,
             )
         )
-    returns = pattern.section("maintains") or pattern.section("returns")
+    returns = pattern and (pattern.section("maintains") or pattern.section("returns"))
     sections.append(
         Section(
             key="maintains",
@@ -231,7 +259,7 @@ def _contract(
         path=host.path,
         inline=True,
         parent=host.name,
-        title=pattern.title,
+        title=pattern.title if pattern else None,
         sections=tuple(sections),
         continuity=Continuity(wake_source=WakeSource.INPUT, span=instance.span),
         expanded_from=instance,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 
@@ -42,6 +43,9 @@ from .ir import (
 )
 from .node import Node, fields
 from .scope import key
+
+# ProseScript's identifier (prosescript.md): what a `use` alias must be
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 JOIN_STRATEGIES = ("all", "first", "any")
 FAILURE_POLICIES = ("fail-fast", "continue", "ignore")
@@ -155,16 +159,12 @@ def _loop_control(value: object, flow: _Flow) -> Iterator[Diagnostic]:
 
 def _declarations(script: Script) -> Iterator[Diagnostic]:
     """`use` before executable statements; agents, blocks and aliases share one namespace."""
-    seen: dict[str, Name] = {}
+    seen: dict[str, tuple[Name, bool]] = {}  # name → where first defined, whether an alias
     executable = False
     for stmt in script.statements:
+        alias = isinstance(stmt, Use)
         if isinstance(stmt, Use):
-            if executable:
-                yield diag.make(
-                    "prosescript_use_after_statement",
-                    "`use` must come before the script's first executable statement",
-                    stmt.span,
-                )
+            yield from _use(stmt, executable)
             names = [stmt.alias] if stmt.alias is not None else []
         elif isinstance(stmt, AgentDef | BlockDef):
             names = [stmt.name]
@@ -172,14 +172,55 @@ def _declarations(script: Script) -> Iterator[Diagnostic]:
             executable = True
             continue
         for name in names:
-            first = seen.setdefault(key(name.text), name)
+            first, first_alias = seen.setdefault(key(name.text), (name, alias))
             if first is not name:
-                yield diag.make(
-                    "prosescript_duplicate_definition",
-                    f"`{name.text}` is already defined on line {first.span.line}; agents, "
-                    "blocks and `use` aliases need distinct names",
-                    name.span,
-                )
+                yield _clash(name, first, alias, first_alias)
+
+
+def _use(stmt: Use, executable: bool) -> Iterator[Diagnostic]:
+    if executable:
+        yield diag.make(
+            "prosescript_use_after_statement",
+            "`use` must come before the script's first executable statement",
+            stmt.span,
+        )
+    if not stmt.source.value.strip():
+        yield diag.make(
+            "prosescript_use_empty",
+            '`use ""` names no dependency: write `host/owner/repo/path`, `std/…` or a '
+            "path relative to this file",
+            stmt.source.span,
+        )
+    if stmt.alias is not None and not _IDENTIFIER.fullmatch(stmt.alias.text):
+        yield diag.make(
+            "prosescript_use_alias_invalid",
+            f"`{stmt.alias.text}` is not an identifier: an alias starts with a letter or `_` "
+            "and goes on with letters, digits, `_` or `-`",
+            stmt.alias.span,
+        )
+
+
+def _clash(name: Name, first: Name, alias: bool, first_alias: bool) -> Diagnostic:
+    where = f"line {first.span.line}"
+    if alias and first_alias:
+        return diag.make(
+            "prosescript_use_alias_duplicate",
+            f"the alias `{name.text}` is already given to the `use` on {where}",
+            name.span,
+        )
+    if alias or first_alias:
+        return diag.make(
+            "prosescript_use_alias_collision",
+            f"`{name.text}` is both a `use` alias and a block or agent (on {where}); "
+            "rename one of them",
+            name.span,
+        )
+    return diag.make(
+        "prosescript_duplicate_definition",
+        f"`{name.text}` is already defined on {where}; agents, blocks and `use` aliases "
+        "need distinct names",
+        name.span,
+    )
 
 
 def _loop(loop: Loop) -> Iterator[Diagnostic]:

@@ -124,6 +124,8 @@ def _call_targets(contract: Contract, context: RuleContext) -> Iterator[str]:
     source = context.source
     directory = source.path.rpartition("/")[0]
     for other in context.project.files:
+        if other.dependency is not None and other is not source:
+            continue  # a dependency's function is called through its `use` alias
         same_dir = other.path.rpartition("/")[0] == directory
         for node in other.contracts:
             if other is source or same_dir or not node.inline:

@@ -39,6 +39,7 @@ Node = Any  # a lark Tree (`.data`, `.children`) or Token (a str with positions)
 _MEANINGFUL = frozenset(
     {
         "NAME",
+        "USE_ALIAS",
         "FUNC_NAME",
         "COMMAND",
         "PATH_TARGET",

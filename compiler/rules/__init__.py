@@ -27,11 +27,13 @@ PROJECT_RULES: tuple[ProjectRule, ...] = (identity.check_project,)
 
 def run(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
     """Every rule over every contract (of the `focus` files only, when given: the rest of
-    the project is context whose own findings nobody asked for), then the project-wide
-    rules."""
+    the project is context whose own findings nobody asked for; never of the files loaded
+    from deps/), then the project-wide rules."""
     found: list[Diagnostic] = []
     for source in project.files:
         if focus is not None and source.path not in focus:
+            continue
+        if source.dependency is not None:  # a file of deps/: its author's to lint
             continue
         context = RuleContext(project=project, source=source)
         for contract in source.contracts:

@@ -196,6 +196,7 @@ def test_the_config_key_covers_every_setting_but_its_path() -> None:
         "render": {"default": {"kind": "replay"}},
         "source": "contracts",
         "emit_artifacts": True,
+        "dependency_urls": {"github.com": "mirrors/github"},
         "raw": {"render": {"default": {"kind": "replay"}}},
     }
     names = {f.name for f in dataclasses.fields(Config)}

@@ -145,7 +145,7 @@ GARBAGE: dict[str, tuple[str, Callable[[bytes], bytes], str]] = {
     ),
     "last build of a matching header does not decode": (
         LAST_FILE,
-        keep_header("last", ["key", "sha", [["cli", "sh"]], [], []]),
+        keep_header("last", ["key", "sha", [["cli", "sh"]], [], [], []]),
         "last.json: expected HostCheck",
     ),
     "a raw value with an unknown tag": (

@@ -77,7 +77,7 @@ def test_every_problem_is_listed_with_file_line_and_key(tmp_path: Path) -> None:
         "table), not 'bogus_code'",
         f"{path}:6: lint.severity.id_missing: expected error, warning or info, not 'fatal'",
         f"{path}:8: run.jobs: 0 is less than the minimum of 1",
-        f"{path}:9: surprise: unknown key (expected one of build, cadence, lint, render, run, "
+        f"{path}:9: surprise: unknown key (expected one of build, cadence, deps, lint, render, run, "
         "tools, wiring)",
     ]
     assert error.path == path and [p.line for p in error.problems] == [2, 3, 5, 6, 8, 9]
@@ -137,3 +137,27 @@ def test_the_root_is_found_from_a_file_below_it(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.prose.md").write_text("", encoding="utf-8")
     assert find_root(tmp_path / "src" / "a.prose.md") == tmp_path.resolve()
+
+
+def test_the_deps_table_maps_hosts_to_urls(tmp_path: Path) -> None:
+    from prosec.runtime.project_toml import dependency_urls
+
+    (tmp_path / "prose.toml").write_text(
+        '[deps]\n"github.com" = "https://mirror.example.com/gh"\n"example.org/acme" = "mirror"\n',
+        encoding="utf-8",
+    )
+    assert dependency_urls(load(tmp_path)) == {
+        "github.com": "https://mirror.example.com/gh",
+        "example.org/acme": "mirror",
+    }
+    assert dependency_urls(None) == {}
+    for bad in (
+        '"acme" = "x"',
+        '"github.com" = ""',
+        '"github.com/a/b/c" = "x"',
+        '"github.com" = "a b"',
+    ):
+        (tmp_path / "prose.toml").write_text(f"[deps]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(ConfigError) as caught:
+            load(tmp_path)
+        assert "prose.toml:2: deps" in str(caught.value)

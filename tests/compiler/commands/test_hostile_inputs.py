@@ -195,6 +195,23 @@ def _manifest_cases(command: tuple[str, ...]) -> list[Case]:
     ]
 
 
+def _lock_cases(command: tuple[str, ...]) -> list[Case]:
+    """prose.lock of the compile project, in every shape it can be wrong."""
+    lock = "ed/prose.lock"
+    setups = [
+        ("lock-dir", _put(lock, kind="dir")),
+        ("lock-fifo", _put(lock, kind="fifo")),
+        ("lock-bad-utf8", _put(lock, b"github.com/a/b \xff\n")),
+        ("lock-malformed", _put(lock, "github.com/a/b not-a-commit\n")),
+        ("lock-broken-link", _put(lock, "h/nothing", kind="link")),
+        ("lock-loop", _put(lock, lock, kind="link")),
+    ]
+    return [
+        Case(f"{command[0]}-{name}", command, "prose.lock", cwd="ed", setup=setup)
+        for name, setup in setups
+    ]
+
+
 def _data(name: str, data: str, says: str) -> Case:
     return Case(f"trigger-data-{name}", ("trigger", "g", "--data", data), says)
 
@@ -475,6 +492,26 @@ CASES: list[Case] = [
     ],
     Case("receipts-verify-bad-backend", ("receipts", "verify", ".", "--backend", "x"), "--backend"),
     *_toml_cases(("receipts", "verify", ".")),
+    # -- install, preflight ---------------------------------------------------------
+    *_root_cases(("install",)),
+    *_toml_cases(("install",), cwd="ed"),
+    *_lock_cases(("install",)),
+    *_root_cases(("preflight",)),
+    *_toml_cases(("preflight",), cwd="ed"),
+    *_lock_cases(("preflight",)),
+    Case(
+        "preflight-fifo-source",
+        ("preflight", "{w}/h/x.prose.md"),
+        "x.prose.md",
+        setup=_put("h/x.prose.md", kind="fifo"),
+    ),
+    Case(
+        "preflight-bad-utf8-source",
+        ("preflight", "{w}/h/x.prose.md"),
+        "x.prose.md",
+        setup=_put("h/x.prose.md", b"---\nname: \xff\n---\n"),
+    ),
+    Case("install-update-frozen", ("install", "--update", "--frozen"), "--frozen", cwd="ed"),
     Case("unknown-command", ("frobnicate",), "frobnicate"),
 ]
 

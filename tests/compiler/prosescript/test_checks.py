@@ -85,7 +85,12 @@ FIRING = [
     ("try:\n  call helper\ncatch as e:\n  e = 1", ["prosescript_immutable_reassigned"]),
     ("b = 2", ["prosescript_assign_undeclared"]),
     ("agent a:\n  model: x\nagent a:\n  model: y", ["prosescript_duplicate_definition"]),
-    ('use "std/x" as a\nblock a():\n  return 1', ["prosescript_duplicate_definition"]),
+    ("agent a:\n  model: x\nblock a():\n  return 1", ["prosescript_duplicate_definition"]),
+    ('use "std/x" as a\nblock a():\n  return 1', ["prosescript_use_alias_collision"]),
+    ('use "std/x" as a\nuse "std/y" as a', ["prosescript_use_alias_duplicate"]),
+    ('use "std/x" as a.b', ["prosescript_use_alias_invalid"]),
+    ('use ""', ["prosescript_use_empty"]),
+    ('use "  " as a', ["prosescript_use_empty"]),
     ("call helper\n  x: 1\n  x: 2", ["prosescript_duplicate_property"]),
     (
         'choice best:\n  option "a":\n    call helper\n  option "a":\n    call helper',
