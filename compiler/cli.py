@@ -27,6 +27,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "status": "prosec.compiler.commands.status:status",
     "inspect": "prosec.compiler.commands.inspect:inspect",
     "receipts": "prosec.compiler.commands.receipts:receipts",
+    "serve": "prosec.compiler.commands.serve:serve_command",
+    "devtools": "prosec.compiler.commands.serve:devtools_command",
 }
 
 
