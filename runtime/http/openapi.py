@@ -46,7 +46,6 @@ def openapi() -> dict[str, Any]:
             **_DENIED,
             "404": {**_ERROR, "description": "no such node"},
             "413": {**_ERROR, "description": "the body is over the limit"},
-            "415": {**_ERROR, "description": "not a JSON body"},
             "422": {**_ERROR, "description": "the node is not a gateway"},
         },
     }
