@@ -1,10 +1,11 @@
 """The service endpoints: trigger a gateway, and read health, status, cost, runs, wakes.
 
 `POST /trigger/{gateway}` queues the wake durably (the backend's inbox) before it
-answers 202, so an acknowledged wake survives a crash; it then waits up to `ack_wait`
-seconds to name the run that took it (at once when the reconciler is idle; a wake that
-arrives during a run joins that run's next wave or the next run, coalesced with the
-wakes queued meanwhile, and `GET /wakes/{id}` names the run later).
+answers 202, so an acknowledged wake survives a crash. When the reconciler is idle it
+takes the wake at once and the answer names the run (waiting at most `ack_wait`
+seconds for that); a wake that arrives during a run is answered at once as `queued`:
+it joins that run's next wave or the next run, coalesced with the wakes queued
+meanwhile, and `GET /wakes/{id}` names its run later.
 """
 
 from __future__ import annotations
@@ -108,11 +109,13 @@ async def trigger(request: Request) -> Response:
     if code != 202:
         worker.book.forget(wake_id)
         return error(code, fingerprint)
+    busy = worker.in_flight is not None
     worker.poke()
-    try:
-        await asyncio.wait_for(asyncio.wrap_future(waiter), settings.ack_wait)
-    except TimeoutError:
-        pass
+    if not busy:  # an idle reconciler takes the wake at once: name its run
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(waiter), settings.ack_wait)
+        except TimeoutError:
+            pass
     record = worker.book.get(wake_id) or {"state": "queued", "run_id": None}
     return JSONResponse(
         {

@@ -20,6 +20,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..backends import BackendError
+from ..intent import IntentError
+from ..session import SessionError
 from . import api, devtools_api
 from .openapi import docs_html, openapi
 from .settings import ServeSettings
@@ -63,6 +66,12 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    """The state cannot be read now (a broken manifest, an unreachable database)."""
+    log.error("%s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse({"error": str(exc)}, status_code=503)
+
+
 async def _openapi(request: Request) -> Response:
     return JSONResponse(openapi())
 
@@ -103,6 +112,12 @@ def create_app(settings: ServeSettings) -> Starlette:
         Route("/docs", _docs, methods=["GET"]),
         Mount("/static", StaticFiles(directory=devtools_api.STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(SecurityHeaders)])
+    unavailable = {kind: _unavailable for kind in (IntentError, BackendError, SessionError)}
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[Middleware(SecurityHeaders)],
+        exception_handlers=unavailable,  # type: ignore[arg-type]
+    )
     app.state.server = state
     return app

@@ -41,12 +41,17 @@ LOGGING: dict[str, Any] = {
 
 
 class Server(uvicorn.Server):
-    """uvicorn's server, whose stop also ends the app's event streams at once."""
+    """uvicorn's server, whose stop also ends the app's event streams at once, and which
+    returns after a graceful stop (uvicorn would raise the signal again: the process
+    would die of it instead of exiting 0)."""
 
     on_exit: Callable[[], None] | None = None
+    stop_signal: int | None = None
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         super().handle_exit(sig, frame)
+        self._captured_signals.clear()
+        self.stop_signal = sig
         if self.on_exit is not None:
             self.on_exit()
 

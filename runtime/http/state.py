@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..backends import open_backend
 from ..devtools.fixture import FixtureState, is_fixture
 from ..session import Project, open_project
 from .events import Broadcaster
@@ -56,13 +57,27 @@ class ServerState:
             if project is not None:
                 with contextlib.suppress(Exception):
                     project.backend.close()
-            project = open_project(
-                self.settings.root, backend=self.settings.backend, env=self.settings.env
-            )
+            project = self._open()
             self._local.project, self._local.generation = project, generation
             with self._opened_lock:
                 self._opened.append(project)
         return project
+
+    def _open(self) -> Project:
+        """A project with its own backend; under `serve` with the reconciler's loaded
+        intent (a broken manifest on disk never reaches a reader)."""
+        settings = self.settings
+        worker = self.worker
+        if worker is None:
+            return open_project(settings.root, backend=settings.backend, env=settings.env)
+        loaded = worker.project
+        name = settings.backend or loaded.config.backend
+        return Project(
+            root=loaded.root,
+            config=loaded.config,
+            intent=loaded.intent,
+            backend=open_backend(name, loaded.root, settings.env),
+        )
 
     async def read(self, function: Callable[[Project], T]) -> T:
         """Run `function` with this thread's project on a reader thread."""
