@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..backends import BackendError
 from ..canonical import FrameError, decode_frame
 from ..costs import cost_summary
 from ..session import Project
@@ -173,7 +174,7 @@ class Inspector:
         """The files of one version as text (binary files summarized)."""
         try:
             files = decode_frame(self.store.get_version(name, address))
-        except (KeyError, OSError, FrameError, ValueError):
+        except (KeyError, OSError, FrameError, ValueError, BackendError):
             return None
         return {path: _text(data) for path, data in sorted(files.items())}
 
