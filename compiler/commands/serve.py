@@ -33,8 +33,8 @@ INSTALL = "pip install 'prosec[serve]'"
 def _server_module() -> Any:
     try:
         from prosec.runtime.http import server
-    except ImportError as exc:
-        fail(f"this command needs Starlette and uvicorn ({exc.name} is missing): {INSTALL}")
+    except ImportError:
+        fail(f"prosec serve and prosec devtools need the 'serve' extra: {INSTALL}")
     return server
 
 
@@ -144,6 +144,7 @@ def serve_command(
     """
     from prosec.runtime.renders import parse_cli_binding
 
+    _server_module()
     require_dir(root)
     auth = _auth(host)
     bindings: dict[str, dict[str, Any]] = {}
@@ -188,6 +189,7 @@ def devtools_command(root: Path, host: str, port: int, backend: str | None) -> N
     """
     from prosec.runtime.devtools import FixtureError, FixtureState, is_fixture
 
+    _server_module()
     require_dir(root)
     auth = _auth(host)
     root = root.resolve()

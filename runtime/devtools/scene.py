@@ -189,13 +189,14 @@ class Inspector:
             if a == b:
                 continue
             lines = difflib.unified_diff(
-                (a or "").splitlines(keepends=True),
-                (b or "").splitlines(keepends=True),
+                (a or "").splitlines(),
+                (b or "").splitlines(),
                 fromfile=f"{old[:19]}/{path}" if a is not None else "/dev/null",
                 tofile=f"{new[:19]}/{path}" if b is not None else "/dev/null",
+                lineterm="",
             )
             change = "added" if a is None else "removed" if b is None else "changed"
-            files.append({"path": path, "change": change, "diff": "".join(lines)})
+            files.append({"path": path, "change": change, "diff": "\n".join(lines) + "\n"})
         return {"node": name, "old": old, "new": new, "files": files}
 
 
