@@ -39,7 +39,9 @@ def receipt_cause(receipt: Mapping[str, Any]) -> str:
     return source if isinstance(source, str) and source else "unknown"
 
 
-def cost_summary(receipts: Iterable[Mapping[str, Any]], order: Iterable[str] = ()) -> dict[str, Any]:
+def cost_summary(
+    receipts: Iterable[Mapping[str, Any]], order: Iterable[str] = ()
+) -> dict[str, Any]:
     """Totals, then one row per node (in `order`, then any other node by name) and per
     surprise cause (input, self, external, then any other by name)."""
     total = _row()
@@ -49,7 +51,11 @@ def cost_summary(receipts: Iterable[Mapping[str, Any]], order: Iterable[str] = (
         fresh, reused = receipt_tokens(receipt)
         status = str(receipt.get("status", ""))
         node = str(receipt.get("node", ""))
-        for row in (total, nodes.setdefault(node, _row()), causes.setdefault(receipt_cause(receipt), _row())):
+        for row in (
+            total,
+            nodes.setdefault(node, _row()),
+            causes.setdefault(receipt_cause(receipt), _row()),
+        ):
             row["receipts"] += 1
             row["fresh"] += fresh
             row["reused"] += reused

@@ -26,8 +26,8 @@ __all__ = [
     "due_wakes",
     "enqueue_tick",
     "enqueue_trigger",
-    "reconcile",
     "interrupted_runs",
+    "reconcile",
     "resume",
     "serve",
     "serve_inbox",
@@ -192,10 +192,9 @@ def serve_inbox(
             queued = queued_wakes(project.backend.drain(), project.intent.nodes)
             if not queued:
                 return True
-            sources = {wake["source"] for wake in queued}
-            kind = {WakeSource.EXTERNAL: "trigger", WakeSource.SELF: "tick"}.get(
-                next(iter(sources)) if len(sources) == 1 else "", "inbox"
-            )
+            sources = {str(wake["source"]) for wake in queued}
+            kinds = {str(WakeSource.EXTERNAL): "trigger", str(WakeSource.SELF): "tick"}
+            kind = kinds.get(sources.pop(), "inbox") if len(sources) == 1 else "inbox"
             run, summary = reconcile(
                 project,
                 kind=kind,

@@ -16,7 +16,14 @@ from typing import Any
 
 import click
 from prosec.runtime.backends import BACKEND_NAMES
-from prosec.runtime.http import DEFAULT_PORT, Auth, ServeSettings, file_clock, is_loopback, local_clock
+from prosec.runtime.http import (
+    DEFAULT_PORT,
+    Auth,
+    ServeSettings,
+    file_clock,
+    is_loopback,
+    local_clock,
+)
 
 from .errors import ExitCode, fail, user_errors
 from .inputs import finite_seconds, require_dir
@@ -61,7 +68,11 @@ def _run(settings: ServeSettings) -> None:
 
 
 def _port(port: int, host: str) -> int:
-    return port if port else int(_server_module().free_port(host if host != "localhost" else "127.0.0.1"))
+    return (
+        port
+        if port
+        else int(_server_module().free_port(host if host != "localhost" else "127.0.0.1"))
+    )
 
 
 def _network_options(func: Any) -> Any:

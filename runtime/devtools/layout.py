@@ -10,6 +10,8 @@ networkx user of the runtime.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -124,7 +126,7 @@ def _order(columns: list[list[str]], chains: dict[tuple[str, str], list[str]]) -
     right: dict[str, list[str]] = {}
     for (a, b), via in chains.items():
         path = [a, *via, b]
-        for u, v in zip(path, path[1:], strict=False):
+        for u, v in itertools.pairwise(path):
             right.setdefault(u, []).append(v)
             left.setdefault(v, []).append(u)
     for sweep in range(SWEEPS):
@@ -135,13 +137,17 @@ def _order(columns: list[list[str]], chains: dict[tuple[str, str], list[str]]) -
             rows = {name: r for r, name in enumerate(fixed)}
             near = left if forward else right
             current = {name: r for r, name in enumerate(columns[i])}
+            columns[i].sort(key=functools.partial(_median_key, rows, near, current))
 
-            def key(name: str) -> tuple[float, int, str]:
-                found = sorted(rows[n] for n in near.get(name, ()) if n in rows)
-                if not found:
-                    return (float(current[name]), 1, name)
-                middle = len(found) // 2
-                median = found[middle] if len(found) % 2 else (found[middle - 1] + found[middle]) / 2
-                return (float(median), 0, name)
 
-            columns[i].sort(key=key)
+def _median_key(
+    rows: dict[str, int], near: dict[str, list[str]], current: dict[str, int], name: str
+) -> tuple[float, int, str]:
+    """Sort key: the median row of the node's neighbours in the fixed column; a node
+    without neighbours there keeps its row (after those that have some)."""
+    found = sorted(rows[n] for n in near.get(name, ()) if n in rows)
+    if not found:
+        return (float(current[name]), 1, name)
+    middle = len(found) // 2
+    median = found[middle] if len(found) % 2 else (found[middle - 1] + found[middle]) / 2
+    return (float(median), 0, name)

@@ -8,6 +8,7 @@ its own. Every string is escaped; the output is deterministic.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
@@ -74,7 +75,7 @@ def _curve(route: Sequence[tuple[float, float]], offset: float) -> str:
     """A smooth path through the route's points (horizontal tangents at each point)."""
     points = [(x, y + offset) for x, y in route]
     parts = [f"M {_n(points[0][0])} {_n(points[0][1])}"]
-    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
         mid = (x0 + x1) / 2
         parts.append(f"C {_n(mid)} {_n(y0)} {_n(mid)} {_n(y1)} {_n(x1)} {_n(y1)}")
     return " ".join(parts)

@@ -132,7 +132,12 @@ def order_receipts(
 
     def key(digest: str) -> tuple[tuple[int, int], int, str, int]:
         node, i, _ = items[digest]
-        return (positions[digest][0] if digest in positions else _LAST, rank.get(node, 1 << 30), node, i)
+        return (
+            positions[digest][0] if digest in positions else _LAST,
+            rank.get(node, 1 << 30),
+            node,
+            i,
+        )
 
     ready = [(key(d), d) for d, needs in waiting.items() if not needs]
     heapq.heapify(ready)
@@ -179,7 +184,9 @@ def steps(placed: Iterable[Placed], edges: Sequence[TopologyEdge]) -> list[Step]
                 status=status,
                 source=str(receipt["wake"].get("source", "")),
                 cause=receipt_cause(receipt),
-                refs=tuple(sorted(index_of[r] for r in receipt["wake"].get("refs", []) if r in index_of)),
+                refs=tuple(
+                    sorted(index_of[r] for r in receipt["wake"].get("refs", []) if r in index_of)
+                ),
                 moved=moved,
                 edges=tuple(lit),
                 fresh=fresh,

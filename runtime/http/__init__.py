@@ -10,4 +10,12 @@ from __future__ import annotations
 from .auth import Auth, is_loopback, sign
 from .settings import DEFAULT_PORT, ServeSettings, file_clock, local_clock
 
-__all__ = ["DEFAULT_PORT", "Auth", "ServeSettings", "file_clock", "is_loopback", "local_clock", "sign"]
+__all__ = [
+    "DEFAULT_PORT",
+    "Auth",
+    "ServeSettings",
+    "file_clock",
+    "is_loopback",
+    "local_clock",
+    "sign",
+]

@@ -11,6 +11,7 @@ meanwhile, and `GET /wakes/{id}` names its run later.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from pathlib import Path
 from typing import Any
@@ -112,10 +113,8 @@ async def trigger(request: Request) -> Response:
     busy = worker.in_flight is not None
     worker.poke()
     if not busy:  # an idle reconciler takes the wake at once: name its run
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.wrap_future(waiter), settings.ack_wait)
-        except TimeoutError:
-            pass
     record = worker.book.get(wake_id) or {"state": "queued", "run_id": None}
     return JSONResponse(
         {

@@ -117,7 +117,7 @@ def create_app(settings: ServeSettings) -> Starlette:
         routes=routes,
         lifespan=lifespan,
         middleware=[Middleware(SecurityHeaders)],
-        exception_handlers=unavailable,  # type: ignore[arg-type]
+        exception_handlers=unavailable,
     )
     app.state.server = state
     return app

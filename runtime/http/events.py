@@ -8,6 +8,7 @@ subscriber loses old messages, never blocks the reconciler).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from typing import Any
@@ -38,10 +39,8 @@ class Broadcaster:
         loop = self._loop
         if loop is None or loop.is_closed():
             return
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(self._deliver, message)
-        except RuntimeError:  # the loop closed meanwhile
-            pass
 
     def _deliver(self, message: dict[str, Any]) -> None:
         for queue in list(self._queues):

@@ -12,15 +12,26 @@ from typing import Any
 __all__ = ["docs_html", "openapi"]
 
 _JSON = {"application/json": {"schema": {"type": "object"}}}
-_ERROR = {"description": "an error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-_DENIED = {"401": {"description": "missing or wrong credentials (nothing ran)", **{k: v for k, v in _ERROR.items() if k != "description"}}}
+_ERROR = {
+    "description": "an error",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+_DENIED = {
+    "401": {
+        "description": "missing or wrong credentials (nothing ran)",
+        **{k: v for k, v in _ERROR.items() if k != "description"},
+    }
+}
 
 
 def _get(summary: str, description: str, secured: bool = True, **extra: Any) -> dict[str, Any]:
     op: dict[str, Any] = {
         "summary": summary,
         "description": description,
-        "responses": {"200": {"description": "OK", "content": _JSON}, **(_DENIED if secured else {})},
+        "responses": {
+            "200": {"description": "OK", "content": _JSON},
+            **(_DENIED if secured else {}),
+        },
     }
     if not secured:
         op["security"] = []
@@ -37,11 +48,18 @@ def openapi() -> dict[str, Any]:
             "when known within the acknowledgement window, else `run_id` is null and "
             "`GET /wakes/{wake_id}` tells later. Wakes arriving during a run coalesce."
         ),
-        "parameters": [{"name": "gateway", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "parameters": [
+            {"name": "gateway", "in": "path", "required": True, "schema": {"type": "string"}}
+        ],
         "requestBody": {"required": True, "content": {"application/json": {"schema": {}}}},
         "security": [{"bearer": []}, {"signature": []}],
         "responses": {
-            "202": {"description": "queued", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}}},
+            "202": {
+                "description": "queued",
+                "content": {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}
+                },
+            },
             "400": {**_ERROR, "description": "malformed JSON (the reason is given)"},
             **_DENIED,
             "404": {**_ERROR, "description": "no such node"},
@@ -64,7 +82,11 @@ def openapi() -> dict[str, Any]:
                 },
             },
             "schemas": {
-                "Error": {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]},
+                "Error": {
+                    "type": "object",
+                    "properties": {"error": {"type": "string"}},
+                    "required": ["error"],
+                },
                 "Accepted": {
                     "type": "object",
                     "properties": {
@@ -78,7 +100,9 @@ def openapi() -> dict[str, Any]:
             },
         },
         "paths": {
-            "/health": _get("Liveness", "200 while the server runs; needs no credentials.", secured=False),
+            "/health": _get(
+                "Liveness", "200 while the server runs; needs no credentials.", secured=False
+            ),
             "/status": _get("Status", "Node heads, recent runs, the reconciler's state."),
             "/cost": _get("Cost", "Fresh vs reused tokens by node and by surprise cause."),
             "/runs": _get("Runs", "Recent runs, newest first; `?limit=` (1-500)."),
@@ -88,7 +112,9 @@ def openapi() -> dict[str, Any]:
             "/api/scene": _get("Devtools scene", "The topology's SVG and the receipt timeline."),
             "/api/nodes/{node}": _get("Inspector", "A node's contract, receipts and versions."),
             "/api/nodes/{node}/versions/{address}": _get("Artifact", "One version's files."),
-            "/api/nodes/{node}/diff": _get("Version diff", "`?old=&new=`: a unified diff per file."),
+            "/api/nodes/{node}/diff": _get(
+                "Version diff", "`?old=&new=`: a unified diff per file."
+            ),
             "/api/events": _get("Live events", "Server-sent events: steps, scene, status."),
         },
     }

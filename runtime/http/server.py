@@ -8,7 +8,6 @@ are never logged.
 
 from __future__ import annotations
 
-import logging
 import socket
 from collections.abc import Callable
 from types import FrameType
@@ -28,7 +27,11 @@ LOGGING: dict[str, Any] = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
     "handlers": {
-        "stderr": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr"},
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "stream": "ext://sys.stderr",
+        },
     },
     "loggers": {
         "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},

@@ -21,8 +21,13 @@ CHROMIUM = Path(os.environ.get("PROSEC_CHROMIUM", "/usr/bin/chromium"))
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
-        if Path(str(item.fspath)).is_relative_to(here) and item.get_closest_marker("browser") is None:
-            raise pytest.UsageError(f"{item.nodeid}: every test under tests/browser is marked browser")
+        if (
+            Path(str(item.fspath)).is_relative_to(here)
+            and item.get_closest_marker("browser") is None
+        ):
+            raise pytest.UsageError(
+                f"{item.nodeid}: every test under tests/browser is marked browser"
+            )
 
 
 @pytest.fixture(scope="session")

@@ -37,7 +37,9 @@ def _prosec(root: Path, *args: str) -> None:
 def newsroom(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     """The demo's newsroom, run and triggered three times, under `prosec serve`."""
     root = tmp_path_factory.mktemp("browser") / "newsroom"
-    shutil.copytree(CORPUS / "newsroom", root, ignore=shutil.ignore_patterns("dist", "runs", "state"))
+    shutil.copytree(
+        CORPUS / "newsroom", root, ignore=shutil.ignore_patterns("dist", "runs", "state")
+    )
     _prosec(root, "build", "--offline-tools")
     _prosec(root, "activate")
     _prosec(root, "run", "--input", "audience=editors")
@@ -64,7 +66,8 @@ def _scrub(page: Any, position: int) -> None:
 
 def _lit(page: Any) -> set[tuple[str, str, str]]:
     found = page.eval_on_selector_all(
-        ".edge.lit", "els => els.map(e => [e.dataset.producer, e.dataset.facet, e.dataset.subscriber])"
+        ".edge.lit",
+        "els => els.map(e => [e.dataset.producer, e.dataset.facet, e.dataset.subscriber])",
     )
     return {tuple(item) for item in found}
 

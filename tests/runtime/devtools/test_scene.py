@@ -21,7 +21,9 @@ from ..project import Project as Root
 from ..project import intent
 
 
-def receipt(node: str, n: int, prev: str | None = None, refs: tuple[str, ...] = (), **kw: Any) -> dict[str, Any]:
+def receipt(
+    node: str, n: int, prev: str | None = None, refs: tuple[str, ...] = (), **kw: Any
+) -> dict[str, Any]:
     fingerprints = kw.pop("fingerprints", {"@atomic": f"sha256:{node}{n}"})
     return {
         "content_hash": f"sha256:{node}-{n}",
@@ -45,7 +47,11 @@ def test_order_keeps_chains_and_refs_and_prefers_run_order() -> None:
     # no run recorded anything: dependencies, then the topological order
     order = [p.receipt["content_hash"] for p in order_receipts(ledgers, ["g", "b"], {})]
     assert order == ["sha256:g-1", "sha256:g-2", "sha256:b-1", "sha256:b-2"]
-    runs = {"sha256:g-1": ((0, 1), "r1"), "sha256:b-1": ((0, 2), "r1"), "sha256:g-2": ((1, 1), "r2")}
+    runs = {
+        "sha256:g-1": ((0, 1), "r1"),
+        "sha256:b-1": ((0, 2), "r1"),
+        "sha256:g-2": ((1, 1), "r2"),
+    }
     placed = order_receipts(ledgers, ["g", "b"], runs)
     assert [p.receipt["content_hash"] for p in placed] == [
         "sha256:g-1",
@@ -96,7 +102,10 @@ def test_layout_survives_a_cycle() -> None:
 def test_cost_summary_by_node_and_cause() -> None:
     rows = [
         receipt("g", 1, fresh=10),
-        {**receipt("b", 1, fresh=7), "cost": {"surprise_cause": "self", "tokens": {"fresh": 7, "reused": 3}}},
+        {
+            **receipt("b", 1, fresh=7),
+            "cost": {"surprise_cause": "self", "tokens": {"fresh": 7, "reused": 3}},
+        },
         {**receipt("b", 2), "status": "skipped", "cost": {"tokens": {"fresh": True, "reused": -1}}},
     ]
     summary = cost_summary(rows, ["b", "g"])
@@ -119,7 +128,11 @@ def test_project_scene_and_inspector(tmp_path: Path) -> None:
     assert root.prosec("tick", "b").returncode == 0
     project = open_project(root.root)
     scene = project_scene(project)
-    assert [(s.node, s.status) for s in scene.steps] == [("g", "rendered"), ("b", "rendered"), ("b", "rendered")]
+    assert [(s.node, s.status) for s in scene.steps] == [
+        ("g", "rendered"),
+        ("b", "rendered"),
+        ("b", "rendered"),
+    ]
     assert all(s.run for s in scene.steps) and all(s.version for s in scene.steps)
     inspector = Inspector(scene, project.backend, lambda name: {"name": name})
     info = inspector.node("b")

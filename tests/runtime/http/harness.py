@@ -85,7 +85,9 @@ def settings_for(root: Path, **changes: Any) -> ServeSettings:
 class ServeProcess:
     """`prosec serve` (or `devtools`) as a real process on a free port."""
 
-    def __init__(self, root: Path, *args: str, env: dict[str, str] | None = None, command: str = "serve") -> None:
+    def __init__(
+        self, root: Path, *args: str, env: dict[str, str] | None = None, command: str = "serve"
+    ) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         full_env = {**os.environ, **(env or {})}

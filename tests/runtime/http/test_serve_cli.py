@@ -92,7 +92,11 @@ def test_binding_beyond_loopback_needs_a_secret(tmp_path: Path) -> None:
 
 
 def test_cadence_clock_from_the_environment(tmp_path: Path) -> None:
-    nodes = {"g": {"wake_source": "external"}, "b": {}, "c": {"wake_source": "self", "cadence": "PT1H"}}
+    nodes = {
+        "g": {"wake_source": "external"},
+        "b": {},
+        "c": {"wake_source": "self", "cadence": "PT1H"},
+    }
     root = Root.create(tmp_path / "p", intent(nodes, EDGES, ["g"]))
     clock = root.root / "clock.txt"
     start = dt.datetime(2031, 3, 1, 9, 0, tzinfo=dt.UTC)

@@ -124,7 +124,9 @@ def test_credentials_are_required_when_configured(tmp_path: Path) -> None:
         )
         assert bearer.status_code == 202
         signed = client.post(
-            "/trigger/g", content=body, headers={"X-Hub-Signature-256": sign("hook-secret-value", body)}
+            "/trigger/g",
+            content=body,
+            headers={"X-Hub-Signature-256": sign("hook-secret-value", body)},
         )
         assert signed.status_code == 202
         status = client.get("/status", headers={"Authorization": "Bearer t0k3n-secret-value"})
@@ -210,7 +212,7 @@ def test_read_endpoints(tmp_path: Path) -> None:
         assert {n["node"]: n["status"] for n in status["nodes"]}["b"] == "rendered"
         assert status["server"]["last_run"]["run_id"] == ack["run_id"]
         cost = client.get("/cost").json()
-        assert cost["total"]["receipts"] == 3 and [r["node"] for r in cost["by_node"]][0] == "g"
+        assert cost["total"]["receipts"] == 3 and next(r["node"] for r in cost["by_node"]) == "g"
         run = client.get(f"/runs/{ack['run_id']}").json()
         assert run["state"] == "complete" and run["counts"] == {"rendered": 3}
         assert client.get("/runs/20990101-000000-zzzzzz").status_code == 404
