@@ -135,6 +135,7 @@ class Reconciler(threading.Thread):
         self._stamp: tuple[int, int, int] | None = None
         self._run: RunDir | None = None
         self._project: Project | None = None
+        self._complaints: dict[str, str] = {}
 
     # -- control (any thread) -------------------------------------------------------------
 
@@ -214,9 +215,17 @@ class Reconciler(threading.Thread):
                 on_start=self._on_start,
             )
         except (SessionError, BackendError, IntentError, OSError) as exc:
-            log.error("serving the inbox failed: %s", exc)
-            self.notify({"type": "error", "message": str(exc)})
+            self._complain("inbox", f"serving the inbox failed: {exc}")
             self.in_flight = None
+        else:
+            self._complaints.pop("inbox", None)
+
+    def _complain(self, topic: str, message: str) -> None:
+        """Log and broadcast a problem once, not at every poll while it lasts."""
+        if self._complaints.get(topic) != message:
+            self._complaints[topic] = message
+            log.error("%s", message)
+            self.notify({"type": "error", "message": message})
 
     def _resume_cut_runs(self) -> None:
         for _ in range(600):  # wait for another runner to finish, bounded
@@ -248,8 +257,9 @@ class Reconciler(threading.Thread):
         try:
             due = serve.due_wakes(project, now)
         except (SessionError, BackendError, ValueError) as exc:
-            log.error("reading the cadences failed: %s", exc)
+            self._complain("cadences", f"reading the cadences failed: {exc}")
             return
+        self._complaints.pop("cadences", None)
         for wake in due:
             node = wake["node"]
             # queue first, then move the clock: a crash between repeats a tick, never loses one
