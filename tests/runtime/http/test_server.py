@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -68,14 +69,30 @@ def test_trigger_is_acknowledged_with_its_run_and_propagates(tmp_path: Path) -> 
         assert root.renders()["b"] == 1
 
 
+def release(fifo: Path) -> bool:
+    """Write a line to a FIFO a render is blocked reading (False while no reader)."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        os.write(fd, b"go\n")
+    finally:
+        os.close(fd)
+    return True
+
+
 def test_wakes_arriving_during_a_run_coalesce(tmp_path: Path) -> None:
     root = make(tmp_path)
-    root.world("b", {"_control": {"sleep": 1.0}})
+    os.mkfifo(root.root / "gate")
+    root.world("b", {"_control": {"fifo": "gate"}})  # b's render waits for the gate
     with running(settings_for(root.root, cadences=False)) as client:
         first = client.post("/trigger/g", json={"n": 0}).json()
         wait_until(lambda: "b" in root.renders(), what="b's render to start")
         acks = [client.post("/trigger/g", json={"n": n}).json() for n in range(1, 6)]
-        assert all(ack["state"] == "queued" or ack["run_id"] for ack in acks)
+        assert all(ack["state"] == "queued" and ack["run_id"] is None for ack in acks)
+        root.world("b", {})
+        wait_until(lambda: release(root.root / "gate"), what="b's render to read the gate")
 
         def claimed() -> list[str] | None:
             states = [client.get(f"/wakes/{a['wake_id']}").json() for a in acks]
