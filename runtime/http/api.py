@@ -136,11 +136,13 @@ async def wake(request: Request) -> Response:
     state = _state(request)
     wake_id = request.path_params["wake_id"]
     record = state.worker.book.get(wake_id) if state.worker else None
-    if record is None:
+    if record is None or record["state"] == "queued":
+        # after a restart, or taken by another runner (a `prosec run` from a shell)
         found = await state.off_loop(lambda: _find_wake(state.settings.root, wake_id))
-        if found is None:
+        if found is not None:
+            record = {**(record or {}), **found}
+        elif record is None:
             return error(404, f"no wake {wake_id!r} is known to this server or its last runs")
-        record = found
     return JSONResponse({"wake_id": wake_id, **record})
 
 

@@ -285,3 +285,30 @@ def test_devtools_only_server_is_read_only(tmp_path: Path) -> None:
         files = client.get(f"/api/nodes/b/versions/{node['published']}").json()["files"]
         assert "truth.json" in files
         assert client.get("/api/nodes/nope").status_code == 404
+
+
+def test_a_wake_another_runner_takes_is_found_in_its_run(tmp_path: Path) -> None:
+    from prosec.runtime import serve
+    from prosec.runtime.executor import EngineOptions
+    from prosec.runtime.session import open_project
+
+    root = make(tmp_path)
+    other = open_project(root.root)  # a second runner, as `prosec run` from a shell
+    other.bind_renders({})
+    taken: list[str] = []
+    with running(settings_for(root.root, cadences=False, ack_wait=0.3)) as client:
+        wait_until(other.backend.try_lock, what="the runner lock")
+        ack = client.post("/trigger/g", json={"from": "http"}).json()
+        assert ack["state"] == "queued" and ack["run_id"] is None
+        served = serve.serve(
+            other,
+            kind="run",
+            wakes=[],
+            inputs={},
+            options=EngineOptions(),
+            on_run=lambda run, summary: taken.append(run.run_id),
+        )
+        assert served and taken
+        wake = client.get(f"/wakes/{ack['wake_id']}").json()
+        assert wake["run_id"] == taken[0] and wake["state"] == "done"
+    assert root.published("g")["data"] == {"from": "http"}
