@@ -127,6 +127,27 @@ def test_the_inspector_shows_a_version_diff(
     page.screenshot(path=str(artifacts / "newsroom-inspector-diff.png"))
 
 
+def test_the_page_asks_for_the_token_when_the_server_needs_one(
+    page: Any, newsroom: ServeProcess
+) -> None:
+    token = "browser-token-5e1f"
+    root = Path(newsroom.process.args[2])
+    server = ServeProcess(root, env={"PROSEC_SERVE_TOKEN": token}, command="devtools")
+    server.wait_ready()
+    try:
+        page.goto(server.base + "/")
+        page.wait_for_selector("#login:not([hidden])")
+        assert page.locator("svg.dag").count() == 0
+        page.fill("#token", token)
+        page.click("#login button")
+        page.wait_for_selector("body[data-ready=true]")
+        assert page.locator("svg.dag .node").count() == 5
+        assert page.locator("#login").is_hidden()
+    finally:
+        assert server.terminate() == 0, server.output
+    assert token not in server.output
+
+
 def test_a_live_trigger_animates(page: Any, newsroom: ServeProcess, artifacts: Path) -> None:
     _open(page, newsroom.base)
     total = len(_steps(newsroom))
