@@ -136,6 +136,7 @@ class Reconciler(threading.Thread):
         self._run: RunDir | None = None
         self._project: Project | None = None
         self._complaints: dict[str, str] = {}
+        self._clocked: frozenset[str] = frozenset()
 
     # -- control (any thread) -------------------------------------------------------------
 
@@ -193,11 +194,12 @@ class Reconciler(threading.Thread):
 
     def _options(self) -> EngineOptions:
         project = self.project
+        self._clocked = serve.clocked_nodes(project)
         return EngineOptions(
             jobs=self.settings.jobs or project.config.jobs,
             timeout=self.settings.timeout or project.config.timeout,
             checkpoint=self._checkpoint,
-            # the server keeps the cadence clocks itself, on its own (injectable) clock
+            # the server keeps the cadence clocks itself (_on_event), on its own clock
             clocked=frozenset(),
             on_event=self._on_event,
         )
@@ -302,6 +304,11 @@ class Reconciler(threading.Thread):
         if event.kind == EventKind.WAVE and self._run is not None:
             self.book.claim(self._run)  # wakes that joined between waves
         elif event.kind in (EventKind.RENDERED, EventKind.SKIPPED, EventKind.FAILED):
+            if event.node in self._clocked:
+                # as `prosec run --due` counts it: the cadence restarts at every render,
+                # read on this server's clock (this thread holds the runner lock)
+                now = self.settings.clock().isoformat()
+                self.project.backend.put_value(clock_key(event.node), {"last_render": now})
             self.notify({"type": "receipt", "node": event.node, "status": str(event.kind)})
 
     def _on_run(self, run: RunDir, summary: RunSummary) -> None:

@@ -105,6 +105,8 @@ def test_cadence_clock_from_the_environment(tmp_path: Path) -> None:
         root.root, "--poll", "0.05", env={"PROSEC_CLOCK_FILE": str(clock)}
     ).wait_ready()
     wait_until(lambda: root.renders()["c"] == 1, what="the first cadence wake")
+    with server.client() as client:  # the cadence restarts when the render commits
+        wait_until(lambda: client.get("/status").json()["server"]["last_run"], what="its run")
     clock.write_text((start + dt.timedelta(hours=5)).isoformat())
     wait_until(lambda: root.renders()["c"] == 2, what="the catch-up wake")
     assert server.terminate() == 0

@@ -183,8 +183,10 @@ def test_cadences_fire_on_the_injected_clock_once_after_downtime(tmp_path: Path)
     with running(settings) as client:
         # never rendered: due at once (its producer b is rendered in the same run)
         wait_until(lambda: root.renders()["c"] == 1, what="the first cadence wake")
+        idle = lambda: client.get("/status").json()["server"]["in_flight"] is None  # noqa: E731
+        wait_until(idle, what="its run to end")  # the cadence restarts at the render
         clock.advance(minutes=30)
-        wait_until(lambda: client.get("/status").json()["server"]["in_flight"] is None)
+        wait_until(idle)
         assert root.renders()["c"] == 1
         clock.advance(minutes=31)
         wait_until(lambda: root.renders()["c"] == 2, what="the hourly wake")
