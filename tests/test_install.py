@@ -152,6 +152,11 @@ def test_serve_and_devtools_name_their_extra(venv: Path, tmp_path: Path) -> None
             "prosec: error: prosec serve and prosec devtools need the 'serve' extra: "
             "pip install 'prosec[serve]'\n"
         )
+    # the devtools page ships in the package (no CDN, no build step)
+    probe = "import importlib.resources as r; s = r.files('prosec.runtime.devtools') / 'static'; "
+    probe += "print(sorted(p.name for p in s.iterdir()))"
+    shipped = _run(venv / "bin" / "python", "-c", probe)
+    assert shipped.stdout.strip() == "['app.css', 'app.js', 'index.html']", shipped.stderr
 
 
 PLUGIN_TESTS = """
