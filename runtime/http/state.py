@@ -54,7 +54,7 @@ class ServerState:
         generation = self.generation()
         project: Project | None = getattr(self._local, "project", None)
         if project is None or self._local.generation != generation:
-            if project is not None:
+            if project is not None and not project.backend.ephemeral:
                 with contextlib.suppress(Exception):
                     project.backend.close()
             project = self._open()
@@ -71,6 +71,8 @@ class ServerState:
         if worker is None:
             return open_project(settings.root, backend=settings.backend, env=settings.env)
         loaded = worker.project
+        if loaded.backend.ephemeral:
+            return loaded  # in-context state lives in the reconciler's memory only
         name = settings.backend or loaded.config.backend
         return Project(
             root=loaded.root,
@@ -92,6 +94,7 @@ class ServerState:
         self._pool.shutdown(wait=True, cancel_futures=True)
         with self._opened_lock:
             for project in self._opened:
-                with contextlib.suppress(Exception):
-                    project.backend.close()
+                if not project.backend.ephemeral:
+                    with contextlib.suppress(Exception):
+                        project.backend.close()
             self._opened.clear()

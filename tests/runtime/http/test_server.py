@@ -314,3 +314,15 @@ def test_a_wake_another_runner_takes_is_found_in_its_run(tmp_path: Path) -> None
         wake = client.get(f"/wakes/{ack['wake_id']}").json()
         assert wake["run_id"] == taken[0] and wake["state"] == "done"
     assert root.published("g")["data"] == {"from": "http"}
+
+
+def test_serving_the_in_context_backend(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    with running(settings_for(root.root, backend="in-context", cadences=False)) as client:
+        ack = client.post("/trigger/g", json={"memory": 1}).json()
+        assert ack["run_id"]
+        wait_until(lambda: client.get("/status").json()["server"]["last_run"])
+        nodes = {n["node"]: n["status"] for n in client.get("/status").json()["nodes"]}
+        assert nodes["g"] == "rendered" and nodes["b"] == "rendered"
+        assert client.get("/cost").json()["total"]["receipts"] == 3
+    assert not (root.root / "state").exists()
