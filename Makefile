@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 BASE_STAMP := $(VENV)/.installed-base
 TEST_STAMP := $(VENV)/.installed-test
+BROWSER_STAMP := $(VENV)/.installed-browser
+CHROMIUM ?= /usr/bin/chromium
 TYPES := $(VENV)/typecheck
 
 # The upstream OpenProse checkout the conformance tier reads, and the reference vectors
@@ -14,7 +16,7 @@ export UPSTREAM REFERENCE_VECTORS
 
 PYTEST := $(BIN)/python -m pytest -q --ignore=tests/benchmarks
 
-.PHONY: test conformance test-slow demo bench lint typecheck grammar clean check-upstream
+.PHONY: test conformance test-slow test-browser demo bench lint typecheck grammar clean check-upstream
 
 # The base install: what `prosec` needs to lint, build and run (filesystem and SQLite).
 $(BASE_STAMP): pyproject.toml
@@ -27,6 +29,12 @@ $(TEST_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,test]'
 	touch $(BASE_STAMP) $(TEST_STAMP)
+
+# The test tools plus Playwright (its Python package only: it drives the system's Chromium).
+$(BROWSER_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,test,browser]'
+	touch $(BASE_STAMP) $(TEST_STAMP) $(BROWSER_STAMP)
 
 # mypy cannot see through setuptools' editable-install finder, so it checks the
 # sources through a symlinked `prosec` namespace under .venv.
@@ -50,7 +58,7 @@ typecheck: $(TEST_STAMP) $(TYPES)/prosec
 # Self-contained: no upstream checkout, no environment variables. PostgreSQL tests use
 # the server at $PROSEC_TEST_POSTGRES_URL (default 127.0.0.1:5432) or start their own.
 test: lint typecheck
-	$(PYTEST) -n auto -m "not conformance and not slow"
+	$(PYTEST) -n auto -m "not conformance and not slow and not browser"
 
 # Fails at once, in one line naming the variable, when the upstream data is missing.
 check-upstream:
@@ -59,12 +67,18 @@ check-upstream:
 
 # The tests that read the upstream corpus and the reference vectors.
 conformance: check-upstream $(TEST_STAMP)
-	$(PYTEST) -n auto -m conformance
+	$(PYTEST) -n auto -m "conformance and not browser"
 
 # Long tests: the demo, the plugin's own pytest runs, a base-only virtualenv, the
 # private-PostgreSQL fallback.
 test-slow: $(TEST_STAMP)
-	$(PYTEST) -n auto --dist loadfile -m "slow and not conformance"
+	$(PYTEST) -n auto --dist loadfile -m "slow and not conformance and not browser"
+
+# The devtools in a real browser: Playwright driving $(CHROMIUM) (Debian's `chromium`
+# package). Fails, never skips, when Chromium is missing. Screenshots: tests/artifacts/.
+test-browser: check-upstream $(BROWSER_STAMP)
+	@test -x $(CHROMIUM) || { echo "make test-browser: $(CHROMIUM) is missing; install it (apt-get install -y chromium) or set CHROMIUM" >&2; exit 1; }
+	PROSEC_CHROMIUM=$(CHROMIUM) $(PYTEST) -p no:xdist -m browser
 
 demo: $(BASE_STAMP)
 	./corpus/demo.sh

@@ -29,6 +29,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "receipts": "prosec.compiler.commands.receipts:receipts",
     "install": "prosec.compiler.commands.install:install_command",
     "preflight": "prosec.compiler.commands.preflight:preflight_command",
+    "serve": "prosec.compiler.commands.serve:serve_command",
+    "devtools": "prosec.compiler.commands.serve:devtools_command",
 }
 
 

@@ -17,7 +17,7 @@ from .executor import EngineOptions, RunSummary, queued_wakes
 from .keys import external_key
 from .protocol import QueuedWake, WakeSource
 from .reconciler import Wake
-from .runs import RunDir
+from .runs import RunDir, runs_in_order
 from .session import Project, SessionError
 
 __all__ = [
@@ -26,14 +26,17 @@ __all__ = [
     "due_wakes",
     "enqueue_tick",
     "enqueue_trigger",
+    "interrupted_runs",
     "reconcile",
     "resume",
     "serve",
+    "serve_inbox",
 ]
 
 LOCK_HELD = "another prosec runner holds this root's state lock; try again later"
 
 OnRun = Callable[[RunDir, RunSummary], None]
+OnStart = Callable[[RunDir], None]
 
 
 def clocked_nodes(project: Project) -> frozenset[str]:
@@ -46,8 +49,12 @@ def due_wakes(project: Project, now: dt.datetime) -> list[QueuedWake]:
     return [{"node": n, "source": WakeSource.SELF, "refs": []} for n in project.due_nodes(now)]
 
 
-def enqueue_trigger(project: Project, gateway: str, value: Any) -> None:
-    """Queue an external wake of `gateway` carrying `value`, fingerprinted by its content."""
+def enqueue_trigger(
+    project: Project, gateway: str, value: Any, *, wake_id: str | None = None
+) -> str:
+    """Queue an external wake of `gateway` carrying `value`, fingerprinted by its content;
+    returns the token. `wake_id` (kept in the run's `run.json`) lets a caller find the
+    run that took the wake."""
     node = project.intent.nodes.get(gateway)
     if node is None:
         raise SessionError(f"trigger: {gateway!r} is not a node of the compiled intent")
@@ -55,9 +62,17 @@ def enqueue_trigger(project: Project, gateway: str, value: Any) -> None:
         raise SessionError(
             f"trigger: {gateway!r} is not a gateway (no entry point, wake_source not external)"
         )
-    project.backend.enqueue(
-        {"node": gateway, "source": WakeSource.EXTERNAL, "refs": [token(value)], "data": value}
-    )
+    fingerprint = token(value)
+    wake: dict[str, Any] = {
+        "node": gateway,
+        "source": WakeSource.EXTERNAL,
+        "refs": [fingerprint],
+        "data": value,
+    }
+    if wake_id is not None:
+        wake["id"] = wake_id
+    project.backend.enqueue(wake)
+    return fingerprint
 
 
 def enqueue_tick(project: Project, node: str) -> None:
@@ -75,8 +90,10 @@ def reconcile(
     all_nodes: bool,
     inputs: Mapping[str, str],
     options: EngineOptions,
+    on_start: OnStart | None = None,
 ) -> tuple[RunDir, RunSummary]:
-    """Holding the lock: recover, create the run, bind inputs, reconcile, end the log."""
+    """Holding the lock: recover, create the run, bind inputs, reconcile, end the log.
+    `on_start` sees the run once it is created (its wakes recorded), before any render."""
     project.recover()
     drained = project.backend.drain()
     wakes = wakes + queued_wakes(drained, project.intent.nodes)
@@ -85,6 +102,8 @@ def reconcile(
             project.backend.put_value(external_key(wake["node"]), {"data": wake["data"]})
     run = project.create_run(kind, wakes, project.upstream_runs(inputs))
     project.bind_caller(run, inputs, run.last_event())
+    if on_start is not None:
+        on_start(run)
     engine = project.engine(options)
     pending = set(project.intent.order) if all_nodes else set()
     merged: dict[str, Wake] = {}
@@ -106,6 +125,7 @@ def serve(
     inputs: Mapping[str, str],
     options: EngineOptions,
     on_run: OnRun,
+    on_start: OnStart | None = None,
 ) -> bool:
     """Run one reconcile, then serve wakes that were queued while we held the lock.
 
@@ -123,7 +143,13 @@ def serve(
         return False
     try:
         run, summary = reconcile(
-            project, kind=kind, wakes=wakes, all_nodes=all_nodes, inputs=inputs, options=options
+            project,
+            kind=kind,
+            wakes=wakes,
+            all_nodes=all_nodes,
+            inputs=inputs,
+            options=options,
+            on_start=on_start,
         )
     finally:
         project.backend.unlock()
@@ -135,12 +161,65 @@ def serve(
                 break
             queued = queued_wakes(drained, project.intent.nodes)
             run, summary = reconcile(
-                project, kind="inbox", wakes=queued, all_nodes=False, inputs={}, options=options
+                project,
+                kind="inbox",
+                wakes=queued,
+                all_nodes=False,
+                inputs={},
+                options=options,
+                on_start=on_start,
             )
         finally:
             project.backend.unlock()
         _ended(project, run, summary, on_run)
     return True
+
+
+def serve_inbox(
+    project: Project,
+    *,
+    options: EngineOptions,
+    on_run: OnRun,
+    on_start: OnStart | None = None,
+) -> bool:
+    """Serve what the inbox holds, one run per batch drained, until it is empty (a
+    long-running server's loop: no run is created for an empty inbox). False when
+    another runner holds the lock: it serves the queued wakes."""
+    while True:
+        if not project.backend.try_lock():
+            return False
+        try:
+            queued = queued_wakes(project.backend.drain(), project.intent.nodes)
+            if not queued:
+                return True
+            sources = {str(wake["source"]) for wake in queued}
+            kinds = {str(WakeSource.EXTERNAL): "trigger", str(WakeSource.SELF): "tick"}
+            kind = kinds.get(sources.pop(), "inbox") if len(sources) == 1 else "inbox"
+            run, summary = reconcile(
+                project,
+                kind=kind,
+                wakes=queued,
+                all_nodes=False,
+                inputs={},
+                options=options,
+                on_start=on_start,
+            )
+        finally:
+            project.backend.unlock()
+        _ended(project, run, summary, on_run)
+
+
+def interrupted_runs(project: Project) -> list[RunDir] | None:
+    """The runs a stop or crash cut (no end marker), oldest first; None when another
+    runner holds the lock (its own run would look interrupted)."""
+    if project.backend.ephemeral:
+        return []
+    if not project.backend.try_lock():
+        return None
+    try:
+        return [run for run in runs_in_order(project.root / "runs") if run.finished() is None]
+    finally:
+        project.backend.unlock()
 
 
 def resume(project: Project, run: RunDir, options: EngineOptions) -> RunSummary:

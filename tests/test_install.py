@@ -48,6 +48,10 @@ EXTRAS = {
     "pgserver",
     "deptry",
     "import-linter",
+    "starlette",
+    "uvicorn",
+    "httpx",
+    "playwright",
 }
 SOURCES = ("pyproject.toml", "README.md", "compiler", "runtime", "schemas")
 
@@ -137,6 +141,22 @@ def test_lsp_names_its_extra(venv: Path) -> None:
     assert result.stderr == (
         "prosec: error: the language server needs the 'lsp' extra: pip install 'prosec[lsp]'\n"
     )
+
+
+def test_serve_and_devtools_name_their_extra(venv: Path, tmp_path: Path) -> None:
+    root = _built_newsroom(venv, tmp_path / "newsroom")
+    for command in ("serve", "devtools"):
+        result = _run(venv / "bin" / "prosec", command, ".", cwd=root)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert result.stderr == (
+            "prosec: error: prosec serve and prosec devtools need the 'serve' extra: "
+            "pip install 'prosec[serve]'\n"
+        )
+    # the devtools page ships in the package (no CDN, no build step)
+    probe = "import importlib.resources as r; s = r.files('prosec.runtime.devtools') / 'static'; "
+    probe += "print(sorted(p.name for p in s.iterdir()))"
+    shipped = _run(venv / "bin" / "python", "-c", probe)
+    assert shipped.stdout.strip() == "['app.css', 'app.js', 'index.html']", shipped.stderr
 
 
 PLUGIN_TESTS = """

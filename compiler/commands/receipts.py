@@ -1,4 +1,5 @@
-"""`prosec receipts list | verify`: the durable receipt chains, and checking any ledger."""
+"""`prosec receipts list | verify | cost`: the durable receipt chains, checking any ledger,
+and what the renders cost."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ __all__ = ["receipts"]
 
 @click.group("receipts")
 def receipts() -> None:
-    """List or verify receipt ledgers."""
+    """List, verify or cost receipt ledgers."""
 
 
 @receipts.command("list")
@@ -42,6 +43,42 @@ def receipts_list(root: Path, node: str | None, backend: str | None, as_json: bo
         click.echo(
             f"{item['node']}#{item['index']} {item['status']:<8} {item['hash'][7:19]} {item['why']}"
         )
+
+
+@receipts.command("cost")
+@root_arg
+@click.option("--backend", type=click.Choice(BACKEND_NAMES))
+@json_opt
+def receipts_cost(root: Path, backend: str | None, as_json: bool) -> None:
+    """Fresh vs reused tokens of every durable receipt, by node and by surprise cause
+    (what woke the render: input, self or external)."""
+    from prosec.runtime.costs import cost_summary
+
+    with user_errors():
+        project = open_root(root, backend)
+        chains = [r for node in project.intent.order for r in project.backend.ledger(node)]
+        summary = cost_summary(chains, project.intent.order)
+    if as_json:
+        echo_json(summary)
+        return
+    header = f"{'':<28} {'receipts':>8} {'fresh':>10} {'reused':>10} {'reused %':>8}"
+    for title, key, rows in (
+        ("by node", "node", summary["by_node"]),
+        ("by surprise cause", "cause", summary["by_cause"]),
+    ):
+        click.echo(header.replace(" " * 28, f"{title:<28}", 1))
+        for row in rows:
+            echo_text(_cost_line(str(row[key]), row))
+        click.echo()
+    click.echo(_cost_line("total", summary["total"]))
+
+
+def _cost_line(name: str, row: dict[str, int | float]) -> str:
+    shown = name if len(name) <= 28 else name[:27] + "…"
+    return (
+        f"{shown:<28} {row['receipts']:>8} {row['fresh']:>10} {row['reused']:>10} "
+        f"{100 * row['reuse_ratio']:>7.1f}%"
+    )
 
 
 @receipts.command("verify")

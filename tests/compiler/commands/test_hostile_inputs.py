@@ -512,6 +512,39 @@ CASES: list[Case] = [
         setup=_put("h/x.prose.md", b"---\nname: \xff\n---\n"),
     ),
     Case("install-update-frozen", ("install", "--update", "--frozen"), "--frozen", cwd="ed"),
+    *[
+        Case(f"receipts-cost-{name}", ("receipts", "cost", "."), says, setup=setup)
+        for name, setup, says in MANIFEST_CASES
+    ],
+    Case("receipts-cost-root-missing", ("receipts", "cost", "{w}/h/nothing"), "nothing"),
+    # -- serve, devtools: refused before anything listens ------------------------------
+    *_root_cases(("serve",)),
+    *_toml_cases(("serve", ".")),
+    *_manifest_cases(("serve", ".")),
+    Case("serve-open-bind", ("serve", ".", "--host", "0.0.0.0"), "PROSEC_SERVE_TOKEN"),
+    Case("serve-unknown-render", ("serve", ".", "--render", "zz=command:x"), "zz"),
+    Case("serve-nan-grace", ("serve", ".", "--grace", "nan"), "--grace"),
+    Case("serve-bad-port", ("serve", ".", "--port", "70000"), "--port"),
+    *_root_cases(("devtools",)),
+    *_manifest_cases(("devtools", ".")),
+    Case(
+        "devtools-fixture-bad-receipts",
+        ("devtools", "{w}/h/fx"),
+        "receipts.json",
+        setup=lambda w: (
+            _put("h/fx/world-models", kind="dir")(w),
+            _put("h/fx/receipts.json", "[{}]")(w),
+        ),
+    ),
+    Case(
+        "devtools-fixture-nan",
+        ("devtools", "{w}/h/fx"),
+        "NaN",
+        setup=lambda w: (
+            _put("h/fx/world-models", kind="dir")(w),
+            _put("h/fx/receipts.json", "[NaN]")(w),
+        ),
+    ),
     Case("unknown-command", ("frobnicate",), "frobnicate"),
 ]
 
@@ -519,7 +552,11 @@ CASES: list[Case] = [
 def test_every_command_is_covered() -> None:
     covered = {case.args[0] for case in CASES}
     assert set(LAZY_COMMANDS) <= covered
-    assert {case.args[1] for case in CASES if case.args[0] == "receipts"} >= {"list", "verify"}
+    assert {case.args[1] for case in CASES if case.args[0] == "receipts"} >= {
+        "list",
+        "verify",
+        "cost",
+    }
 
 
 def test_case_ids_are_unique() -> None:
