@@ -29,7 +29,8 @@ def _width(text: str, encoding: str) -> int:
     if encoding == UTF32 or text.isascii():
         return len(text)
     if encoding == UTF8:
-        return len(text.encode("utf-8"))
+        # a client's JSON may carry a lone surrogate; count it as its 3-byte form
+        return len(text.encode("utf-8", "surrogatepass"))
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
 
 

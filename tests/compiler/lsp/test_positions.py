@@ -67,3 +67,10 @@ def test_point_and_position_round_trip(
     line = data.draw(st.integers(1, len(lines)))
     column = data.draw(st.integers(1, len(lines[line - 1]) + 1))
     assert index.point(index.position(line, column)) == (line, column)
+
+
+def test_a_lone_surrogate_counts_as_three_utf8_bytes() -> None:
+    # JSON from a client can decode to a lone surrogate; it must not crash the server
+    index = LineIndex("00\ud800x", UTF8)
+    assert index.position(1, 4) == Position(0, 5)
+    assert index.point(Position(0, 5)) == (1, 4)
