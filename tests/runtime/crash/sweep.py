@@ -1,0 +1,335 @@
+"""The crash-point sweep (issue 9): kill a `prosec` command before its K-th mutating file
+operation, for every K, recover as a user would, and compare with an uninterrupted run.
+
+The interposer (interpose.c, built here with the system C compiler and loaded with
+LD_PRELOAD) counts the process's mutating file operations (opens for writing, writes,
+renames, unlinks, mkdirs, truncates, chmods) on paths under the project root and SIGKILLs
+the process just before the K-th; with `tear` the K-th write is torn (half of it lands).
+SQLite's own writes go through the same calls, so the same sweep covers the SQLite
+backend. Recovery is what the README tells a user: `prosec resume` every interrupted run,
+and re-issue a command that was killed before it created its run (it was never
+acknowledged). Then `prosec receipts verify` must pass and the durable state (ledgers,
+versions, published artifacts, key/values, pending records, inbox) must be byte-identical
+to the uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..project import PROSEC, Project, intent
+
+SOURCE = Path(__file__).with_name("interpose.c")
+CORPUS = Path(__file__).resolve().parents[3] / "corpus"
+# temp files, staging folders and half-made runs that must not outlive a recovery
+LEFTOVER = (".tmp-", ".new-", ".old-")
+
+
+def build_interposer(directory: Path) -> Path:
+    """Compile interpose.c into `directory` (CC, else cc); fails loudly without a compiler."""
+    library = directory / "interpose.so"
+    if not library.exists():
+        compiler = os.environ.get("CC", "cc")
+        if shutil.which(compiler) is None:
+            raise RuntimeError(
+                f"the crash-point sweep needs a C compiler ({compiler!r} is not on PATH): "
+                "install gcc (Debian: apt-get install gcc)"
+            )
+        result = subprocess.run(
+            [compiler, "-shared", "-fPIC", "-O1", "-o", str(library), str(SOURCE), "-ldl"],
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"building the interposer failed:\n{result.stderr}")
+    return library
+
+
+def prosec(
+    root: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("PROSEC_")}
+    full["PROSEC_CACHE_DIR"] = str(root / ".user-cache")
+    full.update(env or {})
+    return subprocess.run(
+        [str(PROSEC), *args],
+        cwd=root,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# -- projects -----------------------------------------------------------------------------
+
+EDGES = [("d", "g", "@atomic"), ("d", "h", "@atomic")]
+
+
+def runtime_project(root: Path, backend: str) -> Project:
+    """Two gateways feeding one node: small enough to sweep every operation."""
+    doc = intent(
+        {
+            "g": {"wake_source": "external"},
+            "h": {"wake_source": "external"},
+            "d": {"caller_inputs": [{"name": "topic", "type": "text"}]},
+        },
+        EDGES,
+        ["g", "h"],
+    )
+    toml = (
+        f'[run]\nbackend = "{backend}"\njobs = 1\n\n[render.default]\n'
+        f'kind = "command"\ncommand = ["{sys.executable}", "renders/node.py"]\n'
+    )
+    project = Project.create(root, doc, toml=toml)
+    project.world("d", {"role": "sink"})
+    return project
+
+
+def _ok(result: subprocess.CompletedProcess[str], what: str) -> None:
+    assert result.returncode == 0, f"{what}: exit {result.returncode}\n{result.stderr}"
+
+
+def prepare_cold(root: Path, backend: str) -> None:
+    runtime_project(root, backend)
+
+
+def prepare_warm(root: Path, backend: str) -> None:
+    runtime_project(root, backend)
+    _ok(prosec(root, "run", ".", "--input", "topic=weather"), "first run")
+
+
+def prepare_foreign(root: Path, backend: str) -> None:
+    """A warm project whose inbox holds a trigger of `h` that another process queued (and
+    was told "queued") while a runner held the lock."""
+    prepare_warm(root, backend)
+    from prosec.runtime.backends import open_backend
+
+    holder = open_backend(backend, root, {})
+    assert holder.try_lock()
+    try:
+        queued = prosec(root, "trigger", "h", "--data", '{"foreign": 1}')
+        _ok(queued, "foreign trigger")
+        assert queued.stdout.startswith("queued"), queued.stdout
+    finally:
+        holder.unlock()
+        holder.close()
+
+
+def prepare_cut(root: Path, backend: str) -> None:
+    """A warm project with a trigger run killed mid-commit of `d` (for `resume`)."""
+    prepare_warm(root, backend)
+    killed = prosec(
+        root, "trigger", "g", "--data", '{"n": 7}', env={"PROSEC_CRASH_AT": "after-pending:d"}
+    )
+    assert killed.returncode == -9, killed.stderr
+
+
+def prepare_build(root: Path, backend: str) -> None:
+    shutil.copytree(CORPUS / "newsroom", root)
+
+
+# -- state --------------------------------------------------------------------------------
+
+
+def snapshot(root: Path, backend: str, kind: str) -> dict[str, bytes]:
+    """The durable state, by name: files for the filesystem backend and the build, rows
+    for SQLite (its file layout is SQLite's own business)."""
+    if kind == "build":
+        dist = root / "dist"
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(dist.rglob("*")) if p.is_file()}
+    state = root / "state"
+    if backend == "sqlite":
+        return _sqlite_rows(state / "prosec.db")
+    skip = {".lock", ".cache"}
+    out: dict[str, bytes] = {}
+    for path in sorted(state.rglob("*")):
+        rel = path.relative_to(state)
+        if rel.parts[0] in skip:
+            continue
+        out[str(rel)] = path.read_bytes() if path.is_file() else b"<dir>"
+    return out
+
+
+def _sqlite_rows(db: Path) -> dict[str, bytes]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        tables = [
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if name != "sqlite_sequence"  # AUTOINCREMENT's counter: how many were ever queued
+        ]
+        out = {}
+        for table in sorted(tables):
+            columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+            keep = [c for c in columns if not (table == "x_inbox" and c == "id")]
+            rows = conn.execute(f"SELECT {', '.join(keep)} FROM {table}").fetchall()
+            out[table] = repr(sorted(rows, key=repr)).encode()
+        return out
+    finally:
+        conn.close()
+
+
+def leftovers(root: Path) -> list[str]:
+    found = []
+    for folder in ("state", "runs", "dist"):
+        base = root / folder
+        if base.is_dir():
+            found += [
+                str(p.relative_to(root))
+                for p in base.rglob("*")
+                if any(mark in p.name for mark in LEFTOVER)
+            ]
+    return sorted(found)
+
+
+def _run_ids(root: Path) -> set[str]:
+    runs = root / "runs"
+    return {p.name for p in runs.iterdir() if not p.name.startswith(".")} if runs.is_dir() else set()
+
+
+def interrupted(root: Path) -> list[str]:
+    result = prosec(root, "status", ".", "--json")
+    _ok(result, "status after the kill")
+    return [r["run_id"] for r in json.loads(result.stdout)["runs"] if r["state"] == "interrupted"]
+
+
+# -- scenarios ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    backend: str
+    prepare: Callable[[Path, str], None]
+    command: tuple[str, ...]
+    kind: str = "runtime"  # or "build"
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}-{self.backend}"
+
+
+def scenarios(backend: str) -> list[Scenario]:
+    return [
+        Scenario("run", backend, prepare_cold, ("run", ".", "--input", "topic=weather")),
+        Scenario("trigger", backend, prepare_warm, ("trigger", "g", "--data", '{"n": 7}')),
+        Scenario(
+            "trigger-foreign", backend, prepare_foreign, ("trigger", "g", "--data", '{"n": 7}')
+        ),
+        Scenario("resume", backend, prepare_cut, ("resume", "latest")),
+    ]
+
+
+BUILD = Scenario("build", "filesystem", prepare_build, ("build", "."), kind="build")
+
+
+@dataclass
+class Outcome:
+    """What one kill point did."""
+
+    k: int
+    killed: bool
+    problems: list[str] = field(default_factory=list)
+
+
+class Sweep:
+    """One scenario's template, reference state and trials."""
+
+    def __init__(self, scenario: Scenario, work: Path, library: Path) -> None:
+        self.scenario = scenario
+        self.work = work
+        self.library = library
+        self.template = work / "template"
+        scenario.prepare(self.template, scenario.backend)
+        self.reference = self._reference()
+
+    def _copy(self, name: str) -> Path:
+        root = self.work / name
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(self.template, root, symlinks=True)
+        return root
+
+    def _recover(self, root: Path, before: set[str]) -> list[str]:
+        problems: list[str] = []
+        if self.scenario.kind == "build":
+            result = prosec(root, *self.scenario.command)
+            if result.returncode != 0:
+                problems.append(f"build after the kill: exit {result.returncode}: {result.stderr}")
+            return problems
+        for run_id in interrupted(root):
+            result = prosec(root, "resume", run_id)
+            if result.returncode != 0:
+                problems.append(f"resume {run_id}: exit {result.returncode}: {result.stderr}")
+        created = _run_ids(root) - before
+        if not created and self.scenario.name != "resume":
+            result = prosec(root, *self.scenario.command)  # never acknowledged: re-issue it
+            if result.returncode != 0:
+                problems.append(f"re-issued command: exit {result.returncode}: {result.stderr}")
+        return problems
+
+    def _reference(self) -> dict[str, bytes]:
+        root = self._copy("reference")
+        _ok(prosec(root, *self.scenario.command), "uninterrupted command")
+        if self.scenario.kind == "runtime":
+            assert not interrupted(root)
+        return snapshot(root, self.scenario.backend, self.scenario.kind)
+
+    def trial(self, k: int, *, tear: bool = False) -> Outcome:
+        root = self._copy(f"k{k}")
+        before = _run_ids(root)
+        env = {
+            "LD_PRELOAD": str(self.library),
+            "PROSEC_KILL_AT": str(k),
+            "PROSEC_KILL_ROOT": str(root.resolve()),
+        }
+        if tear:
+            env["PROSEC_KILL_TEAR"] = "1"
+        result = prosec(root, *self.scenario.command, env=env)
+        outcome = Outcome(k=k, killed=result.returncode == -9)
+        if not outcome.killed:
+            if result.returncode != 0:
+                outcome.problems.append(f"exit {result.returncode}: {result.stderr}")
+            shutil.rmtree(root, ignore_errors=True)
+            return outcome
+        outcome.problems += self._recover(root, before)
+        if self.scenario.kind == "runtime":
+            verify = prosec(root, "receipts", "verify", ".")
+            if verify.returncode != 0:
+                outcome.problems.append(f"receipts verify: {verify.stdout}{verify.stderr}")
+        state = snapshot(root, self.scenario.backend, self.scenario.kind)
+        if state != self.reference:
+            differ = sorted(
+                name
+                for name in set(state) | set(self.reference)
+                if state.get(name) != self.reference.get(name)
+            )
+            outcome.problems.append(f"state differs from the uninterrupted run: {differ[:6]}")
+        left = leftovers(root)
+        if left:
+            outcome.problems.append(f"left behind: {left[:4]}")
+        if not outcome.problems:
+            shutil.rmtree(root, ignore_errors=True)
+        return outcome
+
+    def count(self) -> int:
+        """The mutating operations of an uninterrupted command."""
+        root = self._copy("count")
+        counted = self.work / "count.txt"
+        env = {
+            "LD_PRELOAD": str(self.library),
+            "PROSEC_KILL_AT": "0",
+            "PROSEC_KILL_ROOT": str(root.resolve()),
+            "PROSEC_KILL_COUNT": str(counted),
+        }
+        _ok(prosec(root, *self.scenario.command, env=env), "counting run")
+        shutil.rmtree(root, ignore_errors=True)
+        return int(counted.read_text())
