@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -19,6 +20,7 @@ __all__ = [
     "atomic_write_text",
     "confined",
     "fsync_dir",
+    "remove_leftovers",
     "replace_dir",
     "safe_name",
 ]
@@ -86,6 +88,32 @@ def append_line(path: Path, line: bytes) -> None:
         os.close(fd)
     if created:
         fsync_dir(path.parent)
+
+
+# what an interrupted atomic_write_bytes / replace_dir leaves beside its target
+_LEFTOVER = re.compile(r"^\..+\.(?:tmp|new|old)-[0-9a-f]{8}$")
+
+
+def remove_leftovers(base: Path) -> list[str]:
+    """Remove the temp files and half-swapped folders interrupted writes left under
+    `base` (the caller holds the lock that owns it); returns their paths, relative."""
+    removed: list[str] = []
+    if not base.is_dir() or base.is_symlink():
+        return removed
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        folder = Path(dirpath)
+        for name in [*filenames, *dirnames]:
+            if not _LEFTOVER.match(name):
+                continue
+            path = folder / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            removed.append(path.relative_to(base).as_posix())
+        dirnames[:] = [d for d in dirnames if not _LEFTOVER.match(d)]
+    return sorted(removed)
 
 
 def safe_name(name: str, what: str = "name") -> str:

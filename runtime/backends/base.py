@@ -9,7 +9,7 @@ The run directory (workspace, staging, run ledgers, vm.log.md) always lives on d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..protocol import PendingRecord, Receipt, ReceiptStatus
@@ -92,8 +92,14 @@ class Backend(Protocol):
 
     def enqueue(self, wake: Mapping[str, Any]) -> None: ...
 
-    def drain(self) -> list[dict[str, Any]]:
-        """Take every queued wake, oldest first, as stored (unchecked: `is_queued_wake`)."""
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every queued wake with its id, oldest first, as stored (unchecked:
+        `is_queued_wake`). Nothing is removed: a runner records the wakes in its run
+        first and then `take`s them, so a crash in between loses none (runtime/inbox.py)."""
+        ...
+
+    def take(self, ids: Sequence[str]) -> None:
+        """Remove the queued wakes with these ids (absent ones are ignored)."""
         ...
 
     def close(self) -> None: ...

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -166,17 +166,18 @@ class FilesystemBackend:
         name = f"{time.time_ns():020d}-{secrets.token_hex(3)}.json"
         atomic_write_bytes(self.state / "inbox" / name, canonical_json(dict(wake)))
 
-    def drain(self) -> list[dict[str, Any]]:
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
         inbox = self.state / "inbox"
         if not inbox.exists():
             return []
-        wakes = []
-        for path in sorted(inbox.glob("*.json")):
-            wakes.append(json.loads(path.read_bytes()))
-            path.unlink()
-        if wakes:
+        return [(path.stem, json.loads(path.read_bytes())) for path in sorted(inbox.glob("*.json"))]
+
+    def take(self, ids: Sequence[str]) -> None:
+        inbox = self.state / "inbox"
+        for wake_id in ids:
+            (inbox / f"{safe_name(wake_id, 'inbox id')}.json").unlink(missing_ok=True)
+        if ids:
             fsync_dir(inbox)
-        return wakes
 
     def close(self) -> None:
         self.unlock()

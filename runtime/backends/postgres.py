@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,7 +28,7 @@ from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .base import BackendError, heads_from_ledger, verified_line, verify_stored
 
-__all__ = ["PostgresBackend", "find_url", "redact"]
+__all__ = ["PostgresBackend", "find_url", "jsonb_problem", "redact"]
 
 URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
 
@@ -308,6 +308,9 @@ class PostgresBackend:
         return json.loads(rows[0][0]) if rows else None
 
     def put_value(self, key: str, value: Any) -> None:
+        problem = jsonb_problem(value)
+        if problem is not None:
+            raise BackendError(f"the PostgreSQL backend cannot store {key}: {problem}")
         self._run(
             sql.SQL(
                 "INSERT INTO {} (key, value) VALUES (%s, %s) "
@@ -337,20 +340,26 @@ class PostgresBackend:
         self._run(sql.SQL("DELETE FROM {} WHERE node = %s").format(self._t("x_pending")), node)
 
     def enqueue(self, wake: Mapping[str, Any]) -> None:
+        # a queued trigger's data is stored as JSONB when it is served: refuse now, before
+        # the caller is told "queued", what JSONB would refuse then
+        problem = jsonb_problem(wake.get("data"))
+        if problem is not None:
+            raise BackendError(f"the PostgreSQL backend cannot store this trigger data: {problem}")
         self._run(
             sql.SQL("INSERT INTO {} (wake) VALUES (%s)").format(self._t("x_inbox")),
             canonical_json(dict(wake)),
         )
 
-    def drain(self) -> list[dict[str, Any]]:
-        try:
-            with self._db.transaction():
-                rows = self._db.execute(
-                    sql.SQL("DELETE FROM {} RETURNING id, wake").format(self._t("x_inbox"))
-                ).fetchall()
-        except psycopg.Error as exc:
-            self._fail(exc)
-        return [json.loads(bytes(wake)) for _, wake in sorted(rows)]
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._rows(sql.SQL("SELECT id, wake FROM {} ORDER BY id").format(self._t("x_inbox")))
+        return [(str(wake_id), json.loads(bytes(wake))) for wake_id, wake in rows]
+
+    def take(self, ids: Sequence[str]) -> None:
+        if ids:
+            self._run(
+                sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(self._t("x_inbox")),
+                [int(wake_id) for wake_id in ids],
+            )
 
     def close(self) -> None:
         try:
@@ -358,3 +367,34 @@ class PostgresBackend:
             self._db.close()
         except psycopg.Error as exc:
             self._fail(exc)
+
+
+def jsonb_problem(value: Any, path: str = "$") -> str | None:
+    """Why PostgreSQL's JSONB would refuse `value` (a NUL character or a lone surrogate in
+    a string or key, which the other backends store), or None."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            problem = _text_problem(item)
+            if problem:
+                return f"{where}: {problem}"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                problem = _text_problem(str(key))
+                if problem:
+                    return f"{where}: a key has {problem}"
+                stack.append((f"{where}.{key}", child))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
+    return None
+
+
+_JSONB_REFUSES = re.compile("[\x00\ud800-\udfff]")
+
+
+def _text_problem(text: str) -> str | None:
+    found = _JSONB_REFUSES.search(text)
+    if found is None:
+        return None
+    return "a NUL character (\\u0000)" if found.group() == "\x00" else "a lone surrogate"

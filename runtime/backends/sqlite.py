@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -181,16 +181,21 @@ class SqliteBackend:
     def enqueue(self, wake: Mapping[str, Any]) -> None:
         self._write("INSERT INTO x_inbox (wake) VALUES (?)", canonical_json(dict(wake)).decode())
 
-    def drain(self) -> list[dict[str, Any]]:
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._rows("SELECT id, wake FROM x_inbox ORDER BY id")
+        return [(str(wake_id), json.loads(wake)) for wake_id, wake in rows]
+
+    def take(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
         try:
             with self._db:
                 self._db.execute("BEGIN IMMEDIATE")
-                rows = self._db.execute("SELECT id, wake FROM x_inbox ORDER BY id").fetchall()
-                if rows:
-                    self._db.execute("DELETE FROM x_inbox WHERE id <= ?", (rows[-1][0],))
+                self._db.executemany(
+                    "DELETE FROM x_inbox WHERE id = ?", [(int(wake_id),) for wake_id in ids]
+                )
         except sqlite3.Error as exc:
             raise BackendError(f"SQLite state {self.path}: {exc}") from exc
-        return [json.loads(wake) for _, wake in rows]
 
     def close(self) -> None:
         self.unlock()

@@ -145,7 +145,9 @@ def snapshot(root: Path, backend: str, kind: str) -> dict[str, bytes]:
     for SQLite (its file layout is SQLite's own business)."""
     if kind == "build":
         dist = root / "dist"
-        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(dist.rglob("*")) if p.is_file()}
+        return {
+            str(p.relative_to(root)): p.read_bytes() for p in sorted(dist.rglob("*")) if p.is_file()
+        }
     state = root / "state"
     if backend == "sqlite":
         return _sqlite_rows(state / "prosec.db")
@@ -193,7 +195,9 @@ def leftovers(root: Path) -> list[str]:
 
 def _run_ids(root: Path) -> set[str]:
     runs = root / "runs"
-    return {p.name for p in runs.iterdir() if not p.name.startswith(".")} if runs.is_dir() else set()
+    return (
+        {p.name for p in runs.iterdir() if not p.name.startswith(".")} if runs.is_dir() else set()
+    )
 
 
 def interrupted(root: Path) -> list[str]:
