@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -21,6 +22,7 @@ __all__ = [
     "confined",
     "fsync_dir",
     "remove_leftovers",
+    "repair_torn_tail",
     "replace_dir",
     "safe_name",
 ]
@@ -79,11 +81,19 @@ def append_line(path: Path, line: bytes) -> None:
     created = not path.exists()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        size = os.fstat(fd).st_size
         payload = line + b"\n"
-        written = os.write(fd, payload)
-        if written != len(payload):  # pragma: no cover - disk full or similar
-            raise OSError(f"short append to {path}: {written} of {len(payload)} bytes")
-        os.fsync(fd)
+        try:
+            written = os.write(fd, payload)
+            if written != len(payload):  # a full disk can take part of a write
+                raise OSError(errno.ENOSPC, f"short append: {written} of {len(payload)} bytes")
+            os.fsync(fd)
+        except OSError as exc:
+            # never leave a torn line behind a failed append: cut back to where it began
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     finally:
         os.close(fd)
     if created:
@@ -114,6 +124,34 @@ def remove_leftovers(base: Path) -> list[str]:
             removed.append(path.relative_to(base).as_posix())
         dirnames[:] = [d for d in dirnames if not _LEFTOVER.match(d)]
     return sorted(removed)
+
+
+def repair_torn_tail(path: Path) -> int:
+    """Cut a torn last line (bytes after the last newline: an append a crash or a full
+    disk interrupted) off an append-only file; returns the bytes removed (0 if none)."""
+    if not path.is_file() or path.is_symlink():
+        return 0
+    with open(path, "r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return 0
+        keep, chunk = 0, 1 << 16
+        position = size
+        while position > 0:  # find the last newline, reading backwards
+            start = max(0, position - chunk)
+            handle.seek(start)
+            found = handle.read(position - start).rfind(b"\n")
+            if found >= 0:
+                keep = start + found + 1
+                break
+            position = start
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return size - keep
 
 
 def safe_name(name: str, what: str = "name") -> str:

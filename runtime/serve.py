@@ -14,7 +14,7 @@ from typing import Any
 
 from .canonical import token
 from .executor import EngineOptions, RunSummary, queued_wakes
-from .fsio import remove_leftovers
+from .fsio import remove_leftovers, repair_torn_tail
 from .inbox import take_inbox
 from .keys import external_key
 from .protocol import QueuedWake, WakeSource
@@ -245,6 +245,8 @@ def resume(project: Project, run: RunDir, options: EngineOptions) -> RunSummary:
     try:
         project.recover()
         remove_leftovers(run.path)  # the run is ours now: what its crash left goes
+        for torn in [run.path / "vm.log.md", *sorted((run.path / "receipts").glob("*.jsonl"))]:
+            repair_torn_tail(torn)
         info = run.info()
         inputs = info.get("inputs")
         if isinstance(inputs, dict) and inputs:

@@ -22,7 +22,7 @@ from .cadence import Cadence, is_due, parse_cadence
 from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
 from .executor import Engine, EngineOptions, Event, RunSummary
-from .fsio import atomic_write_text, remove_leftovers
+from .fsio import atomic_write_text, remove_leftovers, repair_torn_tail
 from .inbox import recover_claim
 from .intent import Intent, load_intent, remember_checked
 from .keys import caller_key, clock_key, external_key
@@ -120,6 +120,7 @@ class Project:
             if self.backend.name == "filesystem":  # its state/ folder is ours under the lock
                 remove_leftovers(self.root / "state")
             recover_claim(self.backend, self.root / "runs")
+        self.warnings.extend(self.backend.repair())
         recovered = []
         for node, record in self.backend.pendings().items():
             if not is_pending_record(record):
@@ -137,6 +138,8 @@ class Project:
             run_path = self.root / "runs" / record["run_id"]
             run = RunDir(run_path) if run_path.is_dir() else None
             if run is not None:
+                repair_torn_tail(run.ledger(node))
+                repair_torn_tail(run.path / "vm.log.md")
                 run.append_receipt(node, receipt)
             version = record["version"]
             if version:

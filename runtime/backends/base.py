@@ -60,6 +60,11 @@ class Backend(Protocol):
 
     def ledger(self, node: str) -> list[Receipt]: ...
 
+    def repair(self) -> list[str]:
+        """Under the lock, before recovery: cut what interrupted writes left torn (the
+        filesystem's ledger tails); one message per repair."""
+        ...
+
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         """Durably append (the commit point) the line `verified_line(receipt, head)`
         returns, checked inside the store's own transaction or lock; ChainError when it

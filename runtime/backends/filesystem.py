@@ -29,6 +29,7 @@ from ..fsio import (
     atomic_write_bytes,
     fsync_dir,
     read_tree,
+    repair_torn_tail,
     replace_dir,
     safe_name,
 )
@@ -72,7 +73,9 @@ class FilesystemBackend:
 
     def ledger(self, node: str) -> list[Receipt]:
         try:
-            return load_ledger(self._node_dir(node) / "receipts.jsonl", node=node)
+            # a torn last line was never committed: leave it out; `repair` cuts it off
+            path = self._node_dir(node) / "receipts.jsonl"
+            return load_ledger(path, node=node, torn_ok=True)
         except LedgerError as exc:
             raise BackendError(f"durable ledger of {node!r} cannot be trusted: {exc}") from exc
 
@@ -89,6 +92,30 @@ class FilesystemBackend:
             receipts = self.ledger(node)
             self._heads[node] = receipts[-1]["content_hash"] if receipts else None
         return self._heads[node]
+
+    def repair(self) -> list[str]:
+        """Cut the torn last lines interrupted appends left in durable ledgers (the
+        receipt, if it was being committed, is in pending.json and is appended again by
+        recovery); one message per ledger repaired."""
+        messages = []
+        base = self.state / "world-model"
+        for directory in sorted(base.iterdir()) if base.is_dir() else []:
+            ledger = directory / "receipts.jsonl"
+            removed = repair_torn_tail(ledger)
+            if not removed:
+                continue
+            self._heads.pop(directory.name, None)
+            pending = (directory / "pending.json").is_file()
+            fate = (
+                "its pending commit is applied again"
+                if pending
+                else "no pending commit held it: that receipt was never committed"
+            )
+            messages.append(
+                f"repaired {ledger}: cut a torn last line ({removed} bytes) an interrupted "
+                f"append left; {fate}"
+            )
+        return messages
 
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])

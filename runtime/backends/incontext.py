@@ -53,6 +53,9 @@ class InContextBackend:
     def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
         return {node: heads_from_ledger(self.ledger(node)) for node in nodes}
 
+    def repair(self) -> list[str]:
+        return []  # transactions never leave a torn record
+
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         chain = self._ledgers.setdefault(node, [])
