@@ -248,10 +248,11 @@ def resume(project: Project, run: RunDir, options: EngineOptions) -> RunSummary:
         for torn in [run.path / "vm.log.md", *sorted((run.path / "receipts").glob("*.jsonl"))]:
             repair_torn_tail(torn)
         info = run.info()
+        # the caller inputs the run was given, and every stored binding, as a run
+        # that was never cut has them in world-model/caller/
         inputs = info.get("inputs")
-        if isinstance(inputs, dict) and inputs:
-            given = {str(k): str(v) for k, v in inputs.items()}
-            project.bind_caller(run, given, run.last_event(), log=False)
+        given = {str(k): str(v) for k, v in inputs.items()} if isinstance(inputs, dict) else {}
+        project.bind_caller(run, given, run.last_event(), log=False)
         pending, wakes = project.resume_plan(run)
         summary = project.engine(options).reconcile(run, pending, wakes)
         project.finish(run, summary)

@@ -15,7 +15,6 @@ to the uninterrupted run's.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
@@ -201,9 +200,10 @@ def _run_ids(root: Path) -> set[str]:
 
 
 def interrupted(root: Path) -> list[str]:
-    result = prosec(root, "status", ".", "--json")
-    _ok(result, "status after the kill")
-    return [r["run_id"] for r in json.loads(result.stdout)["runs"] if r["state"] == "interrupted"]
+    """The runs `prosec status` lists as interrupted (no end marker), oldest first."""
+    from prosec.runtime.runs import runs_in_order
+
+    return [run.run_id for run in runs_in_order(root / "runs") if run.finished() is None]
 
 
 # -- scenarios ----------------------------------------------------------------------------
