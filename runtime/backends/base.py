@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .. import userjson
 from ..protocol import PendingRecord, Receipt, ReceiptStatus
 from ..receipts import content_hash, parse_lines, receipt_line, verify_node_chain
 from ..reconciler import NodeHead
@@ -21,6 +22,7 @@ __all__ = [
     "BackendError",
     "ChainError",
     "heads_from_ledger",
+    "stored_json",
     "verified_line",
     "verify_stored",
 ]
@@ -108,6 +110,16 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def stored_json(data: bytes | str, where: str) -> Any:
+    """A JSON value a backend stored (a key/value, a pending record, a queued wake),
+    read strictly: a store someone edited into NaN, 1e400, a deep nest or bad bytes is a
+    BackendError naming the place, never a crash."""
+    try:
+        return userjson.loads(data, source="")
+    except userjson.JSONInputError as exc:
+        raise BackendError(f"{where} cannot be trusted: {exc}") from None
 
 
 def verified_line(receipt: Receipt, head: str | None) -> bytes:

@@ -15,7 +15,6 @@ state/
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -38,7 +37,7 @@ from ..receipts import LedgerError, load_ledger
 from ..reconciler import NodeHead
 from ..userjson import JSONInputError, read_limited
 from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
-from .base import BackendError, heads_from_ledger, verified_line
+from .base import BackendError, heads_from_ledger, stored_json, verified_line
 from .locks import FileLock
 
 __all__ = ["FilesystemAudit", "FilesystemBackend"]
@@ -166,7 +165,10 @@ class FilesystemBackend:
         path = self._kv_path(key)
         if not path.exists():
             return None
-        return json.loads(path.read_bytes())["value"]
+        stored = stored_json(path.read_bytes(), str(path))
+        if not isinstance(stored, dict) or "value" not in stored:
+            raise BackendError(f"{path} cannot be trusted: not a stored value")
+        return stored["value"]
 
     def put_value(self, key: str, value: Any) -> None:
         atomic_write_bytes(self._kv_path(key), canonical_json({"value": value}))
@@ -180,7 +182,7 @@ class FilesystemBackend:
         if not base.exists():
             return out
         for path in sorted(base.glob("*/pending.json")):
-            out[path.parent.name] = json.loads(path.read_bytes())
+            out[path.parent.name] = stored_json(path.read_bytes(), str(path))
         return out
 
     def clear_pending(self, node: str) -> None:
@@ -197,7 +199,10 @@ class FilesystemBackend:
         inbox = self.state / "inbox"
         if not inbox.exists():
             return []
-        return [(path.stem, json.loads(path.read_bytes())) for path in sorted(inbox.glob("*.json"))]
+        return [
+            (path.stem, stored_json(path.read_bytes(), str(path)))
+            for path in sorted(inbox.glob("*.json"))
+        ]
 
     def take(self, ids: Sequence[str]) -> None:
         inbox = self.state / "inbox"

@@ -26,7 +26,7 @@ from psycopg import sql
 from ..canonical import canonical_json, sha256_token
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
-from .base import BackendError, heads_from_ledger, verified_line, verify_stored
+from .base import BackendError, heads_from_ledger, stored_json, verified_line, verify_stored
 
 __all__ = ["PostgresBackend", "find_url", "jsonb_problem", "redact"]
 
@@ -308,7 +308,7 @@ class PostgresBackend:
         rows = self._rows(
             sql.SQL("SELECT value::text FROM {} WHERE key = %s").format(self._t("x_kv")), key
         )
-        return json.loads(rows[0][0]) if rows else None
+        return stored_json(rows[0][0], f"x_kv {key}") if rows else None
 
     def put_value(self, key: str, value: Any) -> None:
         problem = jsonb_problem(value)
@@ -337,7 +337,7 @@ class PostgresBackend:
         rows = self._rows(
             sql.SQL("SELECT node, record FROM {} ORDER BY node").format(self._t("x_pending"))
         )
-        return {str(node): json.loads(bytes(record)) for node, record in rows}
+        return {str(node): stored_json(bytes(record), f"x_pending {node}") for node, record in rows}
 
     def clear_pending(self, node: str) -> None:
         self._run(sql.SQL("DELETE FROM {} WHERE node = %s").format(self._t("x_pending")), node)
@@ -355,7 +355,9 @@ class PostgresBackend:
 
     def inbox(self) -> list[tuple[str, dict[str, Any]]]:
         rows = self._rows(sql.SQL("SELECT id, wake FROM {} ORDER BY id").format(self._t("x_inbox")))
-        return [(str(wake_id), json.loads(bytes(wake))) for wake_id, wake in rows]
+        return [
+            (str(wake_id), stored_json(bytes(wake), f"x_inbox {wake_id}")) for wake_id, wake in rows
+        ]
 
     def take(self, ids: Sequence[str]) -> None:
         if ids:

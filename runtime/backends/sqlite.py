@@ -7,7 +7,6 @@ a committed transaction survives a crash. The runner lock is a flock beside the 
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -17,7 +16,7 @@ from ..canonical import canonical_json, sha256_token
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
-from .base import BackendError, heads_from_ledger, verified_line, verify_stored
+from .base import BackendError, heads_from_ledger, stored_json, verified_line, verify_stored
 from .locks import FileLock
 
 __all__ = ["SqliteAudit", "SqliteBackend"]
@@ -156,7 +155,7 @@ class SqliteBackend:
 
     def get_value(self, key: str) -> Any | None:
         rows = self._rows("SELECT value FROM x_kv WHERE key = ?", key)
-        return json.loads(rows[0][0]) if rows else None
+        return stored_json(rows[0][0], f"{self.path}: x_kv {key}") if rows else None
 
     def put_value(self, key: str, value: Any) -> None:
         self._write(
@@ -176,7 +175,10 @@ class SqliteBackend:
 
     def pendings(self) -> dict[str, dict[str, Any]]:
         rows = self._rows("SELECT node, record FROM x_pending ORDER BY node")
-        return {str(node): json.loads(record) for node, record in rows}
+        return {
+            str(node): stored_json(record, f"{self.path}: x_pending {node}")
+            for node, record in rows
+        }
 
     def clear_pending(self, node: str) -> None:
         self._write("DELETE FROM x_pending WHERE node = ?", node)
@@ -186,7 +188,10 @@ class SqliteBackend:
 
     def inbox(self) -> list[tuple[str, dict[str, Any]]]:
         rows = self._rows("SELECT id, wake FROM x_inbox ORDER BY id")
-        return [(str(wake_id), json.loads(wake)) for wake_id, wake in rows]
+        return [
+            (str(wake_id), stored_json(wake, f"{self.path}: x_inbox {wake_id}"))
+            for wake_id, wake in rows
+        ]
 
     def take(self, ids: Sequence[str]) -> None:
         if not ids:
