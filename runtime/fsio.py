@@ -21,6 +21,7 @@ __all__ = [
     "atomic_write_text",
     "confined",
     "fsync_dir",
+    "is_leftover",
     "remove_leftovers",
     "repair_torn_tail",
     "replace_dir",
@@ -102,6 +103,11 @@ def append_line(path: Path, line: bytes) -> None:
 
 # what an interrupted atomic_write_bytes / replace_dir leaves beside its target
 _LEFTOVER = re.compile(r"^\..+\.(?:tmp|new|old)-[0-9a-f]{8}$")
+
+
+def is_leftover(name: str) -> bool:
+    """A temp file or half-swapped folder an interrupted write left (not state)."""
+    return _LEFTOVER.match(name) is not None
 
 
 def remove_leftovers(base: Path) -> list[str]:

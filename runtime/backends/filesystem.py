@@ -27,6 +27,7 @@ from ..fsio import (
     append_line,
     atomic_write_bytes,
     fsync_dir,
+    is_leftover,
     read_tree,
     repair_torn_tail,
     replace_dir,
@@ -242,6 +243,8 @@ class FilesystemAudit:
             if not folder.is_dir():
                 continue
             for path in sorted(folder.iterdir()):
+                if is_leftover(path.name):  # an interrupted write's temp file: no version
+                    continue
                 name = path.name
                 address = (
                     "sha256:" + name[7:-4]
