@@ -125,3 +125,31 @@ def test_connections_terminated_at_random_points_recover(
         assert verify.returncode == 0, verify.stdout + verify.stderr
         assert _rows(postgres_url, env["OPENPROSE_POSTGRES_SCHEMA"]) == expected, trial
     assert cut >= 2, f"only {cut} of 8 trials had their connection cut"
+
+
+def test_data_jsonb_cannot_store_is_refused_before_queued(
+    postgres_url: str, tmp_path: Path, schemas: list[str]
+) -> None:
+    """Issue 9: a NUL or a lone surrogate in trigger data made PostgreSQL drop a whole
+    drained batch, valid wakes included; such data is refused at `trigger` now."""
+    from prosec.runtime.backends import open_backend
+
+    root = tmp_path / "p"
+    env = _project(root, postgres_url, schemas)
+    holder = open_backend("postgres", root, env)
+    assert holder.try_lock()  # another runner: triggers are queued
+    try:
+        for bad, says in (('{"x": "a\\u0000b"}', "NUL"), ('{"x": "\\ud800"}', "lone surrogate")):
+            refused = prosec(root, "trigger", "g", "--data", bad, env=env)
+            assert refused.returncode == 2, refused.stderr
+            assert says in refused.stderr and "queued" not in refused.stdout
+        queued = prosec(root, "trigger", "g", "--data", '{"n": 1}', env=env)
+        assert queued.returncode == 0 and queued.stdout.startswith("queued"), queued.stderr
+    finally:
+        holder.unlock()
+        holder.close()
+    served = prosec(root, "trigger", "h", "--data", '{"m": 2}', env=env)
+    assert served.returncode == 0, served.stderr
+    rows = _rows(postgres_url, env["OPENPROSE_POSTGRES_SCHEMA"])
+    assert ("external.g", '{"data": {"n": 1}}') in rows["x_kv"]
+    assert rows["x_inbox"] == []
