@@ -49,7 +49,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     that are rebuilt from durable state (a run's materialized inputs, render context).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+    # the pid lets `remove_leftovers` tell a dead writer's temp file from a live one's
+    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}-{os.getpid()}")
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
@@ -102,7 +103,7 @@ def append_line(path: Path, line: bytes) -> None:
 
 
 # what an interrupted atomic_write_bytes / replace_dir leaves beside its target
-_LEFTOVER = re.compile(r"^\..+\.(?:tmp|new|old)-[0-9a-f]{8}$")
+_LEFTOVER = re.compile(r"^\..+\.(?:tmp|new|old)-[0-9a-f]{8}(?:-(\d{1,10}))?$")
 
 
 def is_leftover(name: str) -> bool:
@@ -112,14 +113,16 @@ def is_leftover(name: str) -> bool:
 
 def remove_leftovers(base: Path) -> list[str]:
     """Remove the temp files and half-swapped folders interrupted writes left under
-    `base` (the caller holds the lock that owns it); returns their paths, relative."""
+    `base`, but for temp files of writers still alive (their name carries the pid);
+    returns their paths, relative."""
     removed: list[str] = []
     if not base.is_dir() or base.is_symlink():
         return removed
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         folder = Path(dirpath)
         for name in [*filenames, *dirnames]:
-            if not _LEFTOVER.match(name):
+            found = _LEFTOVER.match(name)
+            if found is None or (found.group(1) and _writing(int(found.group(1)))):
                 continue
             path = folder / name
             if path.is_dir() and not path.is_symlink():
@@ -158,6 +161,20 @@ def repair_torn_tail(path: Path) -> int:
         handle.flush()
         os.fsync(handle.fileno())
     return size - keep
+
+
+def _writing(pid: int) -> bool:
+    """True when another live process may still be writing (not this one: whatever this
+    process left was cut by an exception it already handled)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def safe_name(name: str, what: str = "name") -> str:

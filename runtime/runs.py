@@ -53,7 +53,7 @@ BUILDING = ".new-"  # runs/.new-{pid}-{run id}: a run being created
 def remove_unbuilt(runs_dir: Path) -> list[str]:
     """Remove the half-made runs crashed creators left (`.new-{pid}-{id}` folders whose
     process is gone); returns their names."""
-    removed = []
+    removed: list[str] = []
     if not runs_dir.is_dir():
         return removed
     for entry in runs_dir.iterdir():

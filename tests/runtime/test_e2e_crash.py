@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -128,11 +129,18 @@ def test_a_crash_inside_run_creation_leaves_nothing_listed_and_is_cleaned(
         path.write_text("partial")
     old = project.root / "state/world-model/b/.published.old-87654321"
     old.mkdir()
+    dead = project.root / f"state/inbox/.0001-aaaaaa.json.tmp-aaaaaaaa-{_dead_pid()}"
+    live = project.root / f"state/inbox/.0002-bbbbbb.json.tmp-bbbbbbbb-{os.getpid()}"
+    dead.parent.mkdir(parents=True, exist_ok=True)
+    for path in (dead, live):  # a trigger writes its wake without the lock
+        path.write_text("partial")
     status = json.loads(project.prosec("status", ".", "--json").stdout)
     assert [r["state"] for r in status["runs"]] == ["complete"]
     assert project.run()["failed"] == []
     assert not half.exists() and not old.exists()
-    assert not any(path.exists() for path in leftovers)
+    assert not any(path.exists() for path in [*leftovers, dead])
+    assert live.exists()  # its writer is alive: not a leftover
+    live.unlink()
     assert project.prosec("receipts", "verify", ".").returncode == 0
 
 

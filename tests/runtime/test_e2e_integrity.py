@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from prosec.runtime.runs import runs_in_order
 
 from .project import Project, intent
