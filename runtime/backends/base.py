@@ -21,6 +21,7 @@ __all__ = [
     "Backend",
     "BackendError",
     "ChainError",
+    "UnstorableError",
     "heads_from_ledger",
     "stored_json",
     "verified_line",
@@ -30,6 +31,11 @@ __all__ = [
 
 class BackendError(RuntimeError):
     """The store is unreachable, corrupt or locked; the message is safe to print."""
+
+
+class UnstorableError(BackendError):
+    """A value this store cannot hold (PostgreSQL's JSONB refuses a NUL or a lone
+    surrogate), refused before anything is acknowledged: the caller's error."""
 
 
 class ChainError(BackendError):

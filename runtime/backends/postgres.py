@@ -26,7 +26,14 @@ from psycopg import sql
 from ..canonical import canonical_json, sha256_token
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
-from .base import BackendError, heads_from_ledger, stored_json, verified_line, verify_stored
+from .base import (
+    BackendError,
+    UnstorableError,
+    heads_from_ledger,
+    stored_json,
+    verified_line,
+    verify_stored,
+)
 
 __all__ = ["PostgresBackend", "find_url", "jsonb_problem", "redact"]
 
@@ -313,7 +320,7 @@ class PostgresBackend:
     def put_value(self, key: str, value: Any) -> None:
         problem = jsonb_problem(value)
         if problem is not None:
-            raise BackendError(f"the PostgreSQL backend cannot store {key}: {problem}")
+            raise UnstorableError(f"the PostgreSQL backend cannot store {key}: {problem}")
         self._run(
             sql.SQL(
                 "INSERT INTO {} (key, value) VALUES (%s, %s) "
@@ -347,7 +354,9 @@ class PostgresBackend:
         # the caller is told "queued", what JSONB would refuse then
         problem = jsonb_problem(wake.get("data"))
         if problem is not None:
-            raise BackendError(f"the PostgreSQL backend cannot store this trigger data: {problem}")
+            raise UnstorableError(
+                f"the PostgreSQL backend cannot store this trigger data: {problem}"
+            )
         self._run(
             sql.SQL("INSERT INTO {} (wake) VALUES (%s)").format(self._t("x_inbox")),
             canonical_json(dict(wake)),

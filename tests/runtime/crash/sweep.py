@@ -309,9 +309,13 @@ class Sweep:
             return outcome
         outcome.problems += self._recover(root, before)
         if self.scenario.kind == "runtime":
-            verify = prosec(root, "receipts", "verify", ".")
-            if verify.returncode != 0:
-                outcome.problems.append(f"receipts verify: {verify.stdout}{verify.stderr}")
+            # what `prosec receipts verify .` runs, in this process (one start-up less)
+            from prosec.runtime.verify import verify_path
+
+            report = verify_path(root.resolve(), env={})
+            if not report.ok:
+                shown = "; ".join(str(f) for f in report.findings[:3])
+                outcome.problems.append(f"receipts verify: {shown or 'nothing verified'}")
         state = snapshot(root, self.scenario.backend, self.scenario.kind)
         if state != self.reference:
             differ = sorted(

@@ -6,7 +6,9 @@ tests/artifacts/crash-sweep/{scenario}.json."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
+import os
 import zlib
 from pathlib import Path
 
@@ -25,10 +27,14 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_interposer(tmp_path_factory.mktemp("interposer"))
 
 
-def _failures(sweep: Sweep, points: list[tuple[int, bool]]) -> tuple[list[str], int]:
+def _failures(
+    sweep: Sweep, points: list[tuple[int, bool]], workers: int = 1
+) -> tuple[list[str], int]:
+    """Run the trials (each in its own copy of the project, so `workers` at a time)."""
+    with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+        outcomes = list(pool.map(lambda point: sweep.trial(point[0], tear=point[1]), points))
     failures, killed = [], 0
-    for k, tear in points:
-        outcome = sweep.trial(k, tear=tear)
+    for (k, tear), outcome in zip(points, outcomes, strict=True):
         killed += outcome.killed
         failures += [f"K={k}{' (torn)' if tear else ''}: {p}" for p in outcome.problems]
     return failures, killed
@@ -55,8 +61,8 @@ def test_every_kill_point_recovers(scenario: Scenario, library: Path, tmp_path: 
     sweep = Sweep(scenario, tmp_path, library)
     total = sweep.count()
     points = [(k, False) for k in range(1, total + 1)]
-    points += [(k, True) for k in range(3, total + 1, 7)]  # torn writes, where K is a write
-    failures, killed = _failures(sweep, points)
+    points += [(k, True) for k in range(3, total + 1, 11)]  # torn writes, where K is a write
+    failures, killed = _failures(sweep, points, workers=os.cpu_count() or 2)
     beyond = sweep.trial(total + 1)  # past the last operation the command just finishes
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f"{scenario.id}.json").write_text(
