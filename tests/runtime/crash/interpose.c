@@ -4,7 +4,8 @@
  * PROSEC_KILL_TEAR=1 a write chosen as the K-th is torn instead: half of it reaches the
  * file, then the process dies. PROSEC_KILL_AT=0 only counts, and writes the total to
  * PROSEC_KILL_COUNT at exit. Only the process that loaded it first is armed: it removes
- * its variables (and LD_PRELOAD) from the environment its children inherit. */
+ * its variables (and LD_PRELOAD) from the environment its children inherit. Loaded but
+ * not armed, it counts nothing until prosec_kill_arm is called. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -49,6 +50,20 @@ __attribute__((constructor)) static void arm(void) {
     unsetenv("PROSEC_KILL_TRACE");
     unsetenv("LD_PRELOAD");
 }
+
+/* For a warm parent that forks one child per command (zygote.py): the child arms itself
+ * (k = 0 counts only) and reads its count before it ends with _exit. */
+void prosec_kill_arm(long k, const char *r, int tear_writes) {
+    if (strlen(r) >= sizeof root) return;
+    strcpy(root, r);
+    root_len = strlen(root);
+    while (root_len > 1 && root[root_len - 1] == '/') root[--root_len] = 0;
+    tear = tear_writes;
+    __atomic_store_n(&counter, 0, __ATOMIC_SEQ_CST);
+    kill_at = k;
+}
+
+long prosec_kill_count(void) { return __atomic_load_n(&counter, __ATOMIC_SEQ_CST); }
 
 __attribute__((destructor)) static void report(void) {
     if (kill_at != 0 || !count_file[0]) return;

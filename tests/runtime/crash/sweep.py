@@ -15,7 +15,9 @@ to the uninterrupted run's.
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import shutil
 import sqlite3
 import subprocess
@@ -27,6 +29,7 @@ from pathlib import Path
 from ..project import PROSEC, Project, intent
 
 SOURCE = Path(__file__).with_name("interpose.c")
+ZYGOTE = Path(__file__).with_name("zygote.py")
 CORPUS = Path(__file__).resolve().parents[3] / "corpus"
 # temp files, staging folders and half-made runs that must not outlive a recovery
 LEFTOVER = (".tmp-", ".new-", ".old-")
@@ -52,12 +55,18 @@ def build_interposer(directory: Path) -> Path:
     return library
 
 
+def command_env(root: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("PROSEC_")}
+    full.pop("LD_PRELOAD", None)
+    full["PROSEC_CACHE_DIR"] = str(root / ".user-cache")
+    full.update(env or {})
+    return full
+
+
 def prosec(
     root: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("PROSEC_")}
-    full["PROSEC_CACHE_DIR"] = str(root / ".user-cache")
-    full.update(env or {})
+    full = command_env(root, env)
     return subprocess.run(
         [str(PROSEC), *args],
         cwd=root,
@@ -66,6 +75,62 @@ def prosec(
         text=True,
         timeout=timeout,
     )
+
+
+class Zygote:
+    """One warm prosec (zygote.py) with the interposer preloaded: each command is a
+    forked child, armed to die before its K-th operation (or not armed)."""
+
+    def __init__(self, library: Path, scratch: Path) -> None:
+        self.scratch = scratch
+        scratch.mkdir(parents=True, exist_ok=True)
+        env = command_env(scratch, {"PROSEC_ZYGOTE_LIBRARY": str(library)})
+        env["LD_PRELOAD"] = str(library)
+        self.process = subprocess.Popen(
+            [sys.executable, str(ZYGOTE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+
+    def run(
+        self,
+        root: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        k: int = -1,
+        tear: bool = False,
+        count: Path | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        out, err = self.scratch / "out", self.scratch / "err"
+        request = {
+            "args": list(args),
+            "cwd": str(root),
+            "env": command_env(root, env),
+            "k": k,
+            "root": str(root.resolve()),
+            "tear": int(tear),
+            "count": str(count) if count else "",
+            "stdout": str(out),
+            "stderr": str(err),
+            "timeout": timeout,
+        }
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        assert answer, "the zygote died"
+        code = int(json.loads(answer)["code"])
+        return subprocess.CompletedProcess(
+            list(args), code, out.read_text(errors="replace"), err.read_text(errors="replace")
+        )
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
 
 
 # -- projects -----------------------------------------------------------------------------
@@ -251,13 +316,21 @@ class Outcome:
 class Sweep:
     """One scenario's template, reference state and trials."""
 
-    def __init__(self, scenario: Scenario, work: Path, library: Path) -> None:
+    def __init__(self, scenario: Scenario, work: Path, library: Path, workers: int = 1) -> None:
         self.scenario = scenario
         self.work = work
         self.library = library
         self.template = work / "template"
+        self._zygotes: queue.Queue[Zygote] = queue.Queue()
+        self._all = [Zygote(library, work / f"zygote{i}") for i in range(workers)]
+        for zygote in self._all:
+            self._zygotes.put(zygote)
         scenario.prepare(self.template, scenario.backend)
         self.reference = self._reference()
+
+    def close(self) -> None:
+        for zygote in self._all:
+            zygote.close()
 
     def _copy(self, name: str) -> Path:
         root = self.work / name
@@ -265,7 +338,8 @@ class Sweep:
         shutil.copytree(self.template, root, symlinks=True)
         return root
 
-    def _recover(self, root: Path, before: set[str]) -> list[str]:
+    def _recover(self, zygote: Zygote, root: Path, before: set[str]) -> list[str]:
+        prosec = zygote.run
         problems: list[str] = []
         if self.scenario.kind == "build":
             result = prosec(root, *self.scenario.command)
@@ -285,29 +359,33 @@ class Sweep:
 
     def _reference(self) -> dict[str, bytes]:
         root = self._copy("reference")
-        _ok(prosec(root, *self.scenario.command), "uninterrupted command")
+        zygote = self._zygotes.get()
+        try:
+            _ok(zygote.run(root, *self.scenario.command), "uninterrupted command")
+        finally:
+            self._zygotes.put(zygote)
         if self.scenario.kind == "runtime":
             assert not interrupted(root)
         return snapshot(root, self.scenario.backend, self.scenario.kind)
 
     def trial(self, k: int, *, tear: bool = False) -> Outcome:
-        root = self._copy(f"k{k}")
+        zygote = self._zygotes.get()
+        try:
+            return self._trial(zygote, k, tear)
+        finally:
+            self._zygotes.put(zygote)
+
+    def _trial(self, zygote: Zygote, k: int, tear: bool) -> Outcome:
+        root = self._copy(f"k{k}{'t' if tear else ''}")
         before = _run_ids(root)
-        env = {
-            "LD_PRELOAD": str(self.library),
-            "PROSEC_KILL_AT": str(k),
-            "PROSEC_KILL_ROOT": str(root.resolve()),
-        }
-        if tear:
-            env["PROSEC_KILL_TEAR"] = "1"
-        result = prosec(root, *self.scenario.command, env=env)
+        result = zygote.run(root, *self.scenario.command, k=k, tear=tear)
         outcome = Outcome(k=k, killed=result.returncode == -9)
         if not outcome.killed:
             if result.returncode != 0:
                 outcome.problems.append(f"exit {result.returncode}: {result.stderr}")
             shutil.rmtree(root, ignore_errors=True)
             return outcome
-        outcome.problems += self._recover(root, before)
+        outcome.problems += self._recover(zygote, root, before)
         if self.scenario.kind == "runtime":
             # what `prosec receipts verify .` runs, in this process (one start-up less)
             from prosec.runtime.verify import verify_path
@@ -335,12 +413,10 @@ class Sweep:
         """The mutating operations of an uninterrupted command."""
         root = self._copy("count")
         counted = self.work / "count.txt"
-        env = {
-            "LD_PRELOAD": str(self.library),
-            "PROSEC_KILL_AT": "0",
-            "PROSEC_KILL_ROOT": str(root.resolve()),
-            "PROSEC_KILL_COUNT": str(counted),
-        }
-        _ok(prosec(root, *self.scenario.command, env=env), "counting run")
+        zygote = self._zygotes.get()
+        try:
+            _ok(zygote.run(root, *self.scenario.command, k=0, count=counted), "counting run")
+        finally:
+            self._zygotes.put(zygote)
         shutil.rmtree(root, ignore_errors=True)
         return int(counted.read_text())

@@ -10,6 +10,7 @@ import concurrent.futures as cf
 import json
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,20 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "crash-sweep"
 ALL = [*scenarios("filesystem"), BUILD, *scenarios("sqlite")]
 # the sample: the first operations, a spread through the middle, and torn writes
 SAMPLE = 5
+
+
+_OPEN: list[Sweep] = []
+
+
+def request_close(sweep: Sweep) -> None:
+    _OPEN.append(sweep)
+
+
+@pytest.fixture(autouse=True)
+def _close_sweeps() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +58,7 @@ def _failures(
 @pytest.mark.parametrize("scenario", ALL, ids=lambda s: s.id)
 def test_sampled_kill_points_recover(scenario: Scenario, library: Path, tmp_path: Path) -> None:
     sweep = Sweep(scenario, tmp_path, library)
+    request_close(sweep)
     total = sweep.count()
     assert total > 10, total
     step = max(1, total // SAMPLE)
@@ -58,11 +74,13 @@ def test_sampled_kill_points_recover(scenario: Scenario, library: Path, tmp_path
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", ALL, ids=lambda s: s.id)
 def test_every_kill_point_recovers(scenario: Scenario, library: Path, tmp_path: Path) -> None:
-    sweep = Sweep(scenario, tmp_path, library)
+    workers = os.cpu_count() or 2
+    sweep = Sweep(scenario, tmp_path, library, workers=workers)
+    request_close(sweep)
     total = sweep.count()
     points = [(k, False) for k in range(1, total + 1)]
     points += [(k, True) for k in range(3, total + 1, 11)]  # torn writes, where K is a write
-    failures, killed = _failures(sweep, points, workers=os.cpu_count() or 2)
+    failures, killed = _failures(sweep, points, workers=workers)
     beyond = sweep.trial(total + 1)  # past the last operation the command just finishes
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f"{scenario.id}.json").write_text(
