@@ -13,9 +13,10 @@ from typing import Any
 
 from .backends import Backend
 from .config import load_config
-from .intent import Intent
+from .intent import MANIFEST_LIMIT, Intent
 from .protocol import ReceiptStatus
 from .runs import RUN_ID, RunDir, resolve_run, runs_in_order
+from .userjson import JSONInputError, read_file
 
 __all__ = ["inspect_ref", "inspect_run", "list_receipts", "memo_hit", "status"]
 
@@ -41,6 +42,8 @@ def _cause(receipt: Mapping[str, Any], producers: Mapping[str, str]) -> str:
         return f"woken by {plural(len(refs), 'moved input')}"
     if source == "input":
         return "woken as a subscriber (cold start or changed contract)"
+    if source == "external" and not refs:
+        return "woken by the run, not by a trigger (cold start or changed contract)"
     return f"woken by {_CAUSES.get(source, source)}"
 
 
@@ -189,7 +192,18 @@ def inspect_run(path: Path) -> dict[str, Any]:
         "counts": counts,
         "waves": waves,
         "events": events,
+        "asleep": [n for n in _run_nodes(path) if n not in {e["node"] for e in events}],
     }
+
+
+def _run_nodes(path: Path) -> list[str]:
+    """The nodes of the run's compiled intent, in its order ([] when it cannot be read)."""
+    try:
+        intent = read_file(path / "compiled-intent.json", MANIFEST_LIMIT, what="compiled intent")
+        nodes = intent["topology"]["nodes"]
+        return [str(n["node"]) for n in nodes if isinstance(n, dict) and "node" in n]
+    except (JSONInputError, KeyError, TypeError):
+        return []
 
 
 def inspect_ref(root: Path, ref: str) -> dict[str, Any]:

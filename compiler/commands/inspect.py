@@ -42,6 +42,8 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
         click.echo(f"wave {index} (event {wave['event']}): {', '.join(wave['nodes'])}")
     if not data["waves"]:
         click.echo("no wave: nothing rendered")
+    if data.get("asleep"):
+        click.echo(f"stayed asleep, nothing they read moved: {', '.join(data['asleep'])}")
     unrendered = [e["node"] for e in data["events"] if e.get("memo_hit")]
     if unrendered:
         click.echo(f"not rendered, contract and inputs unchanged: {', '.join(unrendered)}")
