@@ -179,8 +179,7 @@ def _canonicalizers(
             (f"{name}.{facet}" for facet in _strings(a.get("facets")) if name in new),
             (f"{name}.{facet}" for facet in _strings(b.get("facets")) if name in old),
         )
-        spec_a = a.get("spec") if isinstance(a.get("spec"), Mapping) else {}
-        spec_b = b.get("spec") if isinstance(b.get("spec"), Mapping) else {}
+        spec_a, spec_b = _mapping(a.get("spec")), _mapping(b.get("spec"))
         if not (name in old and name in new):
             continue  # an added or removed node says it all
         for line in _spec_changes(spec_a, spec_b):
@@ -229,8 +228,7 @@ def _postconditions(
         a, b = old[name], new[name]
         if a == b:
             continue
-        va = a.get("validator") if isinstance(a.get("validator"), Mapping) else {}
-        vb = b.get("validator") if isinstance(b.get("validator"), Mapping) else {}
+        va, vb = _mapping(a.get("validator")), _mapping(b.get("validator"))
         if a.get("mode") != b.get("mode"):
             result.add("postconditions", f"~ {name} mode: {a.get('mode')} → {b.get('mode')}")
         for kind in ("predicates", "attested"):
@@ -286,6 +284,10 @@ def _fingerprints(result: Review, before: Mapping[str, Any], after: Mapping[str,
         result.add(
             section, f"~ {name} (topology): {_token(old_nodes[name])} → {_token(new_nodes[name])}"
         )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 def _token(value: Any) -> str:

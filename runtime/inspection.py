@@ -7,7 +7,7 @@ Each function returns plain JSON-ready data; the CLI prints it as text or `--jso
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
-def _producers(receipts: Mapping[str, list[dict[str, Any]]]) -> dict[str, str]:
+def _producers(receipts: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, str]:
     """Each receipt's content hash → its node, to name who woke a subscriber."""
     return {str(r["content_hash"]): node for node, chain in receipts.items() for r in chain}
 

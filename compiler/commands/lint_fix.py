@@ -61,7 +61,7 @@ def fix_refs(
             if found.span.path in by_display and fixable(found, unsafe):
                 groups.setdefault(found.span.path, []).append(found)
         progressed = False
-        for display, found in sorted(groups.items()):
+        for display, chosen in sorted(groups.items()):
             ref = by_display[display]
             key = ref.path.resolve()
             if key not in texts:
@@ -70,7 +70,7 @@ def fix_refs(
                     continue
                 texts[key] = originals[key] = text
                 displays[key] = display
-            applied = apply_fixes(texts[key], found, unsafe=unsafe)
+            applied = apply_fixes(texts[key], chosen, unsafe=unsafe)
             if applied.text != texts[key]:
                 texts[key] = applied.text
                 fixed.extend(applied.fixed)
@@ -85,7 +85,7 @@ def fix_refs(
 
 
 def unified_diff(outcome: FixOutcome) -> str:
-    chunks = []
+    chunks: list[str] = []
     for path in outcome.changed:
         display = outcome.displays[path]
         chunks.extend(
