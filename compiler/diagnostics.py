@@ -28,10 +28,13 @@ class Edit:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Fix:
-    """A machine-applicable repair offered with a diagnostic."""
+    """A machine-applicable repair offered with a diagnostic. A safe fix keeps what the
+    program means; an unsafe one (`safe=False`) may change it, so `prosec lint --fix`
+    applies it only with `--unsafe-fixes` (the editor offers both)."""
 
     title: str
     edits: tuple[Edit, ...]
+    safe: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
