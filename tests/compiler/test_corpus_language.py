@@ -253,3 +253,20 @@ def test_lint_of_each_wiring_scenario_exits_with_its_code(name: str, run_prosec:
     assert f" {code} " in strict.stdout
     fails = Severity.ERROR in (info.severity, info.strict_severity)
     assert strict.returncode == (1 if fails else 0), strict.stderr
+
+
+def test_a_malformed_id_never_blocks_a_build(tmp_path: Path, run_prosec: Runner) -> None:
+    """`id: tally-node` (not a Crockford id) is a warning: the build writes its manifest,
+    and only --strict refuses it."""
+    root = tmp_path / "bad-id"
+    shutil.copytree(INVALID / "id_malformed", root)
+    built = run_prosec("build", root, "--offline-tools", "--format", "json")
+    assert built.returncode == 0, built.stdout + built.stderr
+    (record,) = json.loads(built.stdout)
+    assert (record["code"], record["severity"]) == ("id_malformed", "warning")
+    assert [n["node"] for n in manifest(root)["topology"]["nodes"]] == ["bad-id"]
+    (root / "dist" / "manifest.next.json").unlink()
+    strict = run_prosec("build", root, "--offline-tools", "--strict", "--no-cache")
+    assert strict.returncode == 1
+    assert " error id_malformed " in strict.stdout
+    assert not (root / "dist" / "manifest.next.json").exists()
