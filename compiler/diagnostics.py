@@ -29,10 +29,13 @@ class Edit:
 
 @value(kw_only=True)
 class Fix:
-    """A machine-applicable repair offered with a diagnostic."""
+    """A machine-applicable repair offered with a diagnostic. A safe fix keeps what the
+    program means; an unsafe one (`safe=False`) may change it, so `prosec lint --fix`
+    applies it only with `--unsafe-fixes` (the editor offers both)."""
 
     title: str
     edits: tuple[Edit, ...]
+    safe: bool = True
 
 
 @value(kw_only=True)

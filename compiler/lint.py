@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -96,6 +96,7 @@ def lint_refs(
     *,
     base: Path | None = None,
     configs: Callable[[Path], Config] | None = None,
+    overlay: Mapping[Path, str] | None = None,
 ) -> LintResult:
     """Lint files project by project, as `prosec build` and the language server see them.
 
@@ -104,7 +105,8 @@ def lint_refs(
     its neighbours), checked, and its build sources wired; only the diagnostics of the
     given files (and of the project's prose.toml) are reported. `configs` gives each
     project root its settings (default: `config` for all); `base` is what display paths
-    are relative to (default: the current directory)."""
+    are relative to (default: the current directory); `overlay` holds files (by resolved
+    path) to read as given rather than from disk (`lint --diff` checks its own fixes)."""
     from .deps import load_from_disk
     from .pipeline import analyse, source_root  # the pipeline imports this module
 
@@ -120,7 +122,8 @@ def lint_refs(
         shown = {ref.display for ref in given}
         texts: list[tuple[str, str]] = []
         for ref in members:
-            text, problem = read_source(ref)
+            given_text = overlay.get(ref.path.resolve()) if overlay else None
+            text, problem = (given_text, None) if given_text is not None else read_source(ref)
             if problem is not None and ref.display in shown:
                 found.append(problem)
             elif text is not None:

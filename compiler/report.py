@@ -43,7 +43,12 @@ def summary(diagnostics: Sequence[Diagnostic], files: int) -> str:
 
 
 def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 or word == "info" else "s")
+    return plural(count, word, word if word == "info" else None)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 error`, `2 errors`; `many` spells an irregular plural (`1 fix`, `2 fixes`)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 def record(d: Diagnostic) -> dict[str, Any]:
@@ -61,6 +66,7 @@ def record(d: Diagnostic) -> dict[str, Any]:
     if d.fix is not None:
         item["fix"] = {
             "title": d.fix.title,
+            "safe": d.fix.safe,
             "edits": [
                 {
                     "line": e.span.line,

@@ -1,10 +1,13 @@
 """The pytest plugin (entry point `pytest11`): snapshot-test a project's compiled intent.
 
     def test_compiled_intent(prosec_compile, prosec_snapshot):
-        assert prosec_compile("src") == prosec_snapshot
+        assert prosec_compile("../src") == prosec_snapshot
 
 `prosec_compile(path)` compiles in memory (nothing is written) and returns the compiled
-intent as data; `prosec_snapshot` is syrupy's `snapshot` with its JSON extension.
+intent as data; a relative path is taken from the test file's directory, or from the
+`prosec_root` ini option when it is set. `prosec_snapshot` is syrupy's `snapshot` with
+prosec's extension: the file holds the bytes `prosec build` writes, and a mismatch names
+the edges, nodes, facets and rules that changed before the fingerprints that moved.
 """
 
 from __future__ import annotations
@@ -17,22 +20,64 @@ from typing import Any
 import pytest
 
 CompileFixture = Callable[..., dict[str, Any]]
+INI_ROOT = "prosec_root"
+PROJECT_MARKERS = ("prose.toml", "prose.lock")
 
 
-def resolve_root(path: str | os.PathLike[str], base: Path) -> Path:
-    """A project root, or its `src/` directory (then the project is its parent)."""
-    root = Path(path)
-    if not root.is_absolute():
-        root = base / root
-    if root.name == "src" and not (root / "src").is_dir():
-        return root.parent
+class PluginError(Exception):
+    """A path `prosec_compile` refuses, with the sentence that says why."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        INI_ROOT,
+        "Directory that prosec_compile(path) resolves relative paths against (relative to "
+        "the ini file); default: the directory of the test file.",
+        default=None,
+    )
+
+
+def base_directory(config: pytest.Config, test_file: Path) -> tuple[Path, str]:
+    """Where relative paths start, and how to name that place in an error."""
+    value = config.getini(INI_ROOT)
+    if value:
+        anchor = config.inipath.parent if config.inipath is not None else config.rootpath
+        return (anchor / str(value)).resolve(), f"the `{INI_ROOT}` ini option ({value})"
+    return test_file.parent.resolve(), f"the test file's directory ({test_file.name})"
+
+
+def resolve_root(path: str | os.PathLike[str], base: Path, origin: str = "") -> Path:
+    """The project `path` names: a project folder (holding `src/`, `prose.toml` or
+    `prose.lock`), or its `src/` folder (then the project is its parent). Raises
+    PluginError naming the resolved path when it does not exist or is no project, so a
+    test never compiles an empty folder, a home or a temporary directory by accident."""
+    given = Path(path)
+    root = given if given.is_absolute() else base / given
+    root = Path(os.path.normpath(root))
+    where = f" ({str(given)!r} from {origin})" if origin and not given.is_absolute() else ""
+    if not root.exists():
+        raise PluginError(f"prosec_compile: {root} does not exist{where}")
+    if not root.is_dir():
+        raise PluginError(f"prosec_compile: {root} is not a directory{where}")
+    if root.name == "src" and not _is_project(root):
+        root = root.parent
+    if not _is_project(root):
+        raise PluginError(
+            f"prosec_compile: {root} is not an OpenProse project (it has no src/ folder, "
+            f"no prose.toml and no prose.lock){where}; name the project folder or its src/"
+        )
     return root
+
+
+def _is_project(folder: Path) -> bool:
+    return (folder / "src").is_dir() or any((folder / name).is_file() for name in PROJECT_MARKERS)
 
 
 def compile_intent(
     path: str | os.PathLike[str],
     *,
     base: Path,
+    origin: str = "",
     strict: bool | None = None,
     offline_tools: bool = True,
     allow_errors: bool = False,
@@ -42,9 +87,10 @@ def compile_intent(
     from .pipeline import compile_project
     from .report import render_text
 
-    root = resolve_root(path, base)
-    if not root.is_dir():
-        pytest.fail(f"prosec_compile: {root} is not a directory", pytrace=False)
+    try:
+        root = resolve_root(path, base, origin)
+    except PluginError as exc:
+        pytest.fail(str(exc), pytrace=False)
     try:
         config = config_mod.load(root)
     except config_mod.ConfigError as exc:  # the message names the file, each key and line
@@ -79,26 +125,29 @@ def compile_intent(
 def prosec_compile(request: pytest.FixtureRequest) -> CompileFixture:
     """Compile a project and return its compiled intent as data.
 
-    Relative paths are taken from the pytest rootdir. Keyword arguments: `strict`
-    (wiring warnings become errors), `offline_tools` (default True: skip host lookups),
-    `allow_errors` (default False: errors fail the test with the diagnostics listed).
+    A relative path is taken from the test file's directory, or from the `prosec_root`
+    ini option when set; it must name a project (a folder with `src/`, `prose.toml` or
+    `prose.lock`) or its `src/`. Keyword arguments: `strict` (wiring warnings become
+    errors), `offline_tools` (default True: skip host lookups), `allow_errors` (default
+    False: errors fail the test with the diagnostics listed).
     """
-    base = Path(request.config.rootpath)
+    base, origin = base_directory(request.config, Path(request.path))
 
     def compile_(path: str | os.PathLike[str], **options: Any) -> dict[str, Any]:
-        return compile_intent(path, base=base, **options)
+        return compile_intent(path, base=base, origin=origin, **options)
 
     return compile_
 
 
 @pytest.fixture
 def prosec_snapshot(request: pytest.FixtureRequest) -> Any:
-    """syrupy's `snapshot` with the JSON extension: one readable .json file per test."""
+    """syrupy's `snapshot`, one .json file per test holding exactly the bytes `prosec
+    build` writes; a mismatch lists the changed edges, nodes, facets and rules first."""
     try:
-        from syrupy.extensions.json import JSONSnapshotExtension
-    except ModuleNotFoundError:  # the plugin loads without it; only this fixture needs it
+        from .snapshot import CompiledIntentExtension
+    except ModuleNotFoundError:  # the plugin loads without syrupy; only this fixture needs it
         pytest.fail(
             "prosec_snapshot needs syrupy, from the 'pytest' extra: pip install 'prosec[pytest]'",
             pytrace=False,
         )
-    return request.getfixturevalue("snapshot").use_extension(JSONSnapshotExtension)
+    return request.getfixturevalue("snapshot").use_extension(CompiledIntentExtension)

@@ -409,7 +409,8 @@ class Engine:
         node = job.node
         changed = self._changed_inputs(run, job)
         if changed and outcome.ok:
-            detail = f"pinned input(s) {', '.join(changed)} changed while the render ran"
+            noun = "pinned input" if len(changed) == 1 else "pinned inputs"
+            detail = f"{noun} {', '.join(changed)} changed while the render ran"
             outcome = RenderOutcome(ok=False, error="input-changed", detail=detail)
         status, tokens, files, diff = evaluate(
             self.intent.nodes[node], self.heads[node], run, outcome, job.request.output

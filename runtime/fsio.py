@@ -37,11 +37,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, *, durable: bool = True, mode: int | None = None
+) -> None:
     """Write `data` to `path` atomically: temp file in the same dir, fsync, rename, fsync dir.
 
     `durable=False` keeps the atomic rename but skips the fsyncs, for derived files
     that are rebuilt from durable state (a run's materialized inputs, render context).
+    `mode` sets the permission bits before the rename (to keep those of a rewritten file).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
@@ -51,6 +54,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -7,17 +7,18 @@ Each function returns plain JSON-ready data; the CLI prints it as text or `--jso
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .backends import Backend
 from .config import load_config
-from .intent import Intent
+from .intent import MANIFEST_LIMIT, Intent
 from .protocol import ReceiptStatus
 from .runs import RUN_ID, RunDir, resolve_run, runs_in_order
+from .userjson import JSONInputError, read_file
 
-__all__ = ["inspect_ref", "inspect_run", "list_receipts", "status"]
+__all__ = ["inspect_ref", "inspect_run", "list_receipts", "memo_hit", "status"]
 
 _EVENT = re.compile(r"^(?P<n>\d+)(?P<sub>[a-z]?)→ (?P<rest>.*)$")
 
@@ -26,20 +27,57 @@ def _short(value: str | None) -> str | None:
     return None if value is None else value.removeprefix("sha256:")[:12]
 
 
-def _why(receipt: Mapping[str, Any]) -> str:
+_CAUSES = {"external": "a trigger", "self": "its cadence", "input": "a moved input"}
+
+
+def _cause(receipt: Mapping[str, Any], producers: Mapping[str, str]) -> str:
+    """What woke the node, in words: the producers whose receipts the wake names."""
+    wake = receipt.get("wake", {})
+    source = str(wake.get("source"))
+    refs = [str(ref) for ref in wake.get("refs") or []]
+    named = sorted({producers[ref] for ref in refs if ref in producers})
+    if source == "input" and named:
+        return "woken by " + ", ".join(named)
+    if source == "input" and refs:
+        return f"woken by {plural(len(refs), 'moved input')}"
+    if source == "input":
+        return "woken as a subscriber (cold start or changed contract)"
+    if source == "external" and not refs:
+        return "woken by the run, not by a trigger (cold start or changed contract)"
+    return f"woken by {_CAUSES.get(source, source)}"
+
+
+def memo_hit(receipt: Mapping[str, Any]) -> bool:
+    """A `skipped` receipt written without rendering: contract and inputs unchanged."""
+    return (
+        receipt.get("status") == ReceiptStatus.SKIPPED
+        and receipt.get("cost", {}).get("provider") == "none"
+    )
+
+
+def _why(receipt: Mapping[str, Any], producers: Mapping[str, str] | None = None) -> str:
     status = receipt["status"]
     diff = receipt.get("semantic_diff", {})
-    wake = receipt.get("wake", {})
-    cause = f"woken by {wake.get('source')}"
-    if wake.get("refs"):
-        cause += f" ({len(wake['refs'])} ref{'s' if len(wake['refs']) != 1 else ''})"
+    cause = _cause(receipt, producers or {})
     if status == ReceiptStatus.RENDERED:
-        return f"{cause}; facets moved: {', '.join(diff.get('changed', [])) or '@atomic'}"
+        return f"{cause}; moved {', '.join(diff.get('changed', [])) or '@atomic'}"
     if status == ReceiptStatus.SKIPPED:
-        if receipt.get("cost", {}).get("provider") == "none":
-            return f"{cause}; memo hit: contract and inputs unchanged, not rendered"
-        return f"{cause}; rendered, but no material fingerprint moved"
+        if memo_hit(receipt):
+            return f"{cause}, but its contract and inputs are unchanged, so it did not render"
+        return (
+            f"{cause}; it rendered, but nothing material changed, so nothing was published "
+            "and its subscribers stay asleep"
+        )
     return f"{cause}; {diff.get('error', 'error')}: {diff.get('reason', '')}".rstrip(": ")
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def _producers(receipts: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, str]:
+    """Each receipt's content hash → its node, to name who woke a subscriber."""
+    return {str(r["content_hash"]): node for node, chain in receipts.items() for r in chain}
 
 
 def status(root: Path, intent: Intent, backend: Backend) -> dict[str, Any]:
@@ -55,6 +93,7 @@ def status(root: Path, intent: Intent, backend: Backend) -> dict[str, Any]:
             "version": backend.published_version(name),
             "receipts": len(backend.ledger(name)) if last else 0,
             "wake_source": intent.nodes[name].wake_source,
+            "last_wake": _last_wake(intent, backend, name, last),
         }
         if last and last["status"] == ReceiptStatus.FAILED:
             entry["error"] = last["semantic_diff"].get("error")
@@ -79,6 +118,23 @@ def status(root: Path, intent: Intent, backend: Backend) -> dict[str, Any]:
     }
 
 
+def _last_wake(
+    intent: Intent, backend: Backend, node: str, last: Mapping[str, Any] | None
+) -> str | None:
+    """What woke the node last, in words: `trigger`, `cadence`, or the producers whose
+    receipts its wake names (None before its first receipt)."""
+    if last is None:
+        return None
+    wake = last.get("wake", {})
+    source = str(wake.get("source"))
+    refs = {str(ref) for ref in wake.get("refs") or []}
+    if source != "input":
+        return {"external": "trigger", "self": "cadence"}.get(source, source)
+    producers = sorted({edge.producer for edge in intent.edges if edge.subscriber == node})
+    named = [p for p in producers if any(r["content_hash"] in refs for r in backend.ledger(p))]
+    return "input from " + ", ".join(named) if named else "input"
+
+
 def inspect_run(path: Path) -> dict[str, Any]:
     """What a run did: each event in order, its wave, and why each node did what it did."""
     if (path / "state.md").is_file() and (path / "bindings").is_dir():
@@ -88,6 +144,7 @@ def inspect_run(path: Path) -> dict[str, Any]:
     for ledger in sorted((path / "receipts").glob("*.jsonl")):
         receipts[ledger.stem] = run.receipts(ledger.stem)
     cursor = {node: 0 for node in receipts}
+    producers = _producers(receipts)
     events = []
     waves: list[dict[str, Any]] = []
     header = []
@@ -111,9 +168,15 @@ def inspect_run(path: Path) -> dict[str, Any]:
             receipt = chain[cursor[node]]
             cursor[node] += 1
             entry.update(
-                status=receipt["status"], why=_why(receipt), receipt=_short(receipt["content_hash"])
+                status=receipt["status"],
+                why=_why(receipt, producers),
+                receipt=_short(receipt["content_hash"]),
             )
+            if memo_hit(receipt):
+                entry["memo_hit"] = True
         events.append(entry)
+        if entry.get("memo_hit"):
+            continue  # not rendered: no wave (as `prosec run` counts them)
         number = int(match.group("n"))
         if not waves or waves[-1]["event"] != number:
             waves.append({"event": number, "nodes": []})
@@ -129,7 +192,18 @@ def inspect_run(path: Path) -> dict[str, Any]:
         "counts": counts,
         "waves": waves,
         "events": events,
+        "asleep": [n for n in _run_nodes(path) if n not in {e["node"] for e in events}],
     }
+
+
+def _run_nodes(path: Path) -> list[str]:
+    """The nodes of the run's compiled intent, in its order ([] when it cannot be read)."""
+    try:
+        intent = read_file(path / "compiled-intent.json", MANIFEST_LIMIT, what="compiled intent")
+        nodes = intent["topology"]["nodes"]
+        return [str(n["node"]) for n in nodes if isinstance(n, dict) and "node" in n]
+    except (JSONInputError, KeyError, TypeError):
+        return []
 
 
 def inspect_ref(root: Path, ref: str) -> dict[str, Any]:
@@ -184,6 +258,7 @@ def _legacy(path: Path) -> dict[str, Any]:
 def list_receipts(intent: Intent, backend: Backend, node: str | None) -> list[dict[str, Any]]:
     """Durable receipts, per node in topological order, oldest first."""
     names = [node] if node else list(intent.order)
+    producers = _producers({name: backend.ledger(name) for name in intent.order})
     out = []
     for name in names:
         for index, receipt in enumerate(backend.ledger(name), start=1):
@@ -195,7 +270,7 @@ def list_receipts(intent: Intent, backend: Backend, node: str | None) -> list[di
                     "wake": receipt["wake"]["source"],
                     "hash": receipt["content_hash"],
                     "prev": receipt["prev"],
-                    "why": _why(receipt),
+                    "why": _why(receipt, producers),
                 }
             )
     return out

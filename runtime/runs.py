@@ -72,7 +72,9 @@ def resolve_run(root: Path, ref: str) -> Path:
         back = int(latest.group(1) or 0)
         runs = runs_in_order(root / "runs")
         if back >= len(runs):
-            raise FileNotFoundError(f"run {ref!r}: only {len(runs)} run(s) under {root / 'runs'}")
+            raise FileNotFoundError(
+                f"run {ref!r}: only {len(runs)} run{'' if len(runs) == 1 else 's'} under {root / 'runs'}"
+            )
         candidate = runs[-1 - back].path
     elif RUN_ID.match(ref):
         candidate = root / "runs" / ref

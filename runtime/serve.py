@@ -26,6 +26,7 @@ __all__ = [
     "due_wakes",
     "enqueue_tick",
     "enqueue_trigger",
+    "gateways_without_data",
     "interrupted_runs",
     "reconcile",
     "resume",
@@ -73,6 +74,17 @@ def enqueue_trigger(
         wake["id"] = wake_id
     project.backend.enqueue(wake)
     return fingerprint
+
+
+def gateways_without_data(project: Project) -> list[str]:
+    """The gateways no trigger has given data yet (`prosec run` says so: they render, and
+    their subscribers read, an empty truth), in topological order."""
+    return [
+        node
+        for node in project.intent.order
+        if node in project.intent.entry_points
+        and project.backend.get_value(external_key(node)) is None
+    ]
 
 
 def enqueue_tick(project: Project, node: str) -> None:

@@ -64,10 +64,54 @@ def test_only_the_moved_facets_subscribers_render(run_prosec: Runner, tmp_path: 
     assert run_prosec("receipts", "verify", ".", cwd=root).returncode == 0
 
 
-def test_demo_script_runs_clean() -> None:
-    env = {**os.environ, "PROSEC": prosec_bin()}
-    result = subprocess.run(
-        [str(NEWSROOM / "demo.sh")], capture_output=True, text=True, env=env, timeout=300
+def _demo(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "PROSEC": prosec_bin(), "PROSEC_DEMO_DIR": str(folder), **env}
+    for variable in ("NO_COLOR", "FORCE_COLOR"):
+        if variable not in env:
+            environ.pop(variable, None)
+    return subprocess.run(
+        [str(NEWSROOM / "demo.sh")], capture_output=True, text=True, env=environ, timeout=300
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "ok" in result.stdout.splitlines()[-1]
+
+
+def test_demo_script_tells_the_story(tmp_path: Path) -> None:
+    if shutil.which("dot") is None:
+        pytest.fail("the demo test needs Graphviz's `dot`: apt-get install graphviz", pytrace=False)
+    result = _demo(tmp_path / "demo")
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    work = tmp_path / "demo" / "newsroom"
+    assert f"the scratch project is {work} (kept afterwards" in out
+    assert "\x1b[" not in out + result.stderr  # captured: no colour codes
+    # each trigger's payload, as sent
+    for name in ("1-first-stories", "2-storm-warning", "3-same-news-later"):
+        payload = json.loads((work / "triggers" / f"{name}.json").read_text())
+        assert f"payload (triggers/{name}.json): {json.dumps(payload)}" in out
+    # who woke and why, and who stayed asleep
+    assert "stayed asleep, nothing they read moved: features-desk" in out
+    assert "breaking-desk: rendered — woken by wire-feed; moved @atomic" in out
+    assert (
+        "wire-feed: skipped — woken by a trigger; it rendered, but nothing material changed" in out
+    )
+    # the final node's truth, and the graph as an SVG the user can open
+    assert (
+        'editor-briefing/published/briefing.json: {"audience": "editors", "lead": "Storm warning"}'
+        in out
+    )
+    assert (work / "graph.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+    assert f"the graph, drawn by Graphviz: {work / 'graph.svg'}" in out
+    assert out.splitlines()[-1] == (
+        f"-- the project stays in {work}: cd there and try prosec status, prosec inspect latest~2"
+    )
+    # the folder stays, and the next demo reuses it, starting cold again
+    assert (work / "state").is_dir()
+    again = _demo(tmp_path / "demo", FORCE_COLOR="1", DOT="no-such-dot")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"reusing the scratch project {work}" in again.stdout
+    assert "5 rendered, 0 skipped, 0 failed in 4 waves" in again.stdout
+    assert "\x1b[1m== " in again.stdout  # FORCE_COLOR: headings in bold
+    # without Graphviz: the Mermaid text, with a note saying how to see it
+    assert "flowchart LR" in again.stdout
+    assert f"{work / 'graph.mmd'}; paste it into any Mermaid viewer" in again.stdout
+    assert (work / "graph.mmd").read_text().startswith("flowchart LR")
+    assert not (work / "graph.svg").exists()

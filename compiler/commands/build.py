@@ -12,6 +12,7 @@ from .. import report
 from ..build import BuildOptions, BuildOutcome, build
 from ..discover import DiscoveryError
 from ..host import REGISTRY_LIMIT, parse_registry
+from ..report import plural
 from .common import (
     codes_option,
     offline_option,
@@ -152,8 +153,9 @@ def cache_base() -> Path:
 def _summary(outcome: BuildOutcome) -> str:
     s = outcome.summary
     counts = (
-        f"{s.get('nodes', 0)} nodes, {s.get('edges', 0)} edges; {s.get('error', 0)} errors, "
-        f"{s.get('warning', 0)} warnings, {s.get('info', 0)} infos in {s.get('files', 0)} files"
+        f"{plural(s.get('nodes', 0), 'node')}, {plural(s.get('edges', 0), 'edge')}; "
+        f"{plural(s.get('error', 0), 'error')}, {plural(s.get('warning', 0), 'warning')}, "
+        f"{plural(s.get('info', 0), 'info', 'info')} in {plural(s.get('files', 0), 'file')}"
     )
     head = {
         "written": "prosec: wrote "

@@ -131,7 +131,7 @@ def render_text(data: dict[str, Any]) -> str:
             name = (
                 f"{edge['producer']}.{edge['facet']}"
                 if end == "producer"
-                else f"{edge['subscriber']} ← .{edge['facet']}"
+                else f"{edge['subscriber']} ← {edge['producer']}.{edge['facet']}"
             )
             lines.append(f"  {name}  [{edge['rung']}] {edge['evidence']}")
     return "\n".join(lines) + "\n"

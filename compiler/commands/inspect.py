@@ -25,7 +25,7 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
     """
     from prosec.runtime.inspection import inspect_ref
 
-    require_dir(root, "--root")
+    require_dir(root, "ROOT")
     with user_errors():
         data = inspect_ref(root.resolve(), run_ref)
     if as_json:
@@ -40,8 +40,16 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
         click.echo(f"  {line}")
     for index, wave in enumerate(data["waves"], start=1):
         click.echo(f"wave {index} (event {wave['event']}): {', '.join(wave['nodes'])}")
+    if not data["waves"]:
+        click.echo("no wave: nothing rendered")
+    if data.get("asleep"):
+        click.echo(f"stayed asleep, nothing they read moved: {', '.join(data['asleep'])}")
+    unrendered = [e["node"] for e in data["events"] if e.get("memo_hit")]
+    if unrendered:
+        click.echo(f"not rendered, contract and inputs unchanged: {', '.join(unrendered)}")
     for event in data["events"]:
+        why = event.get("why")
         click.echo(
             f"  {event['event']:>4} {event['node']}: {event.get('status', event['marker'])}"
-            f" — {event.get('why', '')}"
+            + (f" — {why}" if why else "")
         )

@@ -12,7 +12,8 @@ from ..config import Config
 from ..discover import discover
 from ..lint import lint_refs
 from .common import codes_option, load_config
-from .errors import ExitCode, user_errors
+from .errors import ExitCode, fail, user_errors
+from .lint_fix import FixOutcome, fix_refs, unified_diff, write_fixed
 
 
 @click.command()
@@ -39,6 +40,23 @@ from .errors import ExitCode, user_errors
     type=click.Path(path_type=Path),
     help="Skip this file or directory (repeatable).",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Apply the safe fixes (the ones the editor offers) to the files, then report what is left.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print the changes --fix would make as a unified diff; write nothing "
+    "(exit 1 when there is one).",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix or --diff, also apply fixes that may change what the program means.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line on stderr.")
 def lint(
     paths: tuple[Path, ...],
@@ -47,6 +65,9 @@ def lint(
     ignore: tuple[str, ...] | None,
     strict: bool | None,
     exclude: tuple[Path, ...],
+    fix: bool,
+    show_diff: bool,
+    unsafe_fixes: bool,
     quiet: bool,
 ) -> None:
     """Check OpenProse contracts and report diagnostics.
@@ -64,9 +85,12 @@ def lint(
       prosec lint src/
       prosec lint --format sarif . > prosec.sarif
       prosec lint --select id_missing,section_retired --strict src/
+      prosec lint --diff src/          preview the fixes
+      prosec lint --fix src/           apply them (--unsafe-fixes: the unsafe ones too)
 
-    Exit status: 0 when no error is reported, 1 when any is, 2 for a usage or
-    I/O problem, 3 when prosec hit a bug (an internal_error diagnostic).
+    Exit status: 0 when no error is reported (with --fix: none is left), 1 when any
+    is (with --diff: when there is a change to show), 2 for a usage or I/O problem, 3
+    when prosec hit a bug (an internal_error diagnostic).
     """
     targets = list(paths) or [Path(".")]
     config = load_config(targets[0]).with_overrides(select=select, ignore=ignore, strict=strict)
@@ -81,10 +105,48 @@ def lint(
             )
         return configs[root]
 
-    result = lint_refs(refs, config, configs=project_config)
+    if unsafe_fixes and not (fix or show_diff):
+        fail("--unsafe-fixes applies fixes only with --fix or --diff")
+    if fix and show_diff:
+        fail("--fix writes the fixes and --diff only shows them: pass one of the two")
+    if fix or show_diff:
+        outcome = fix_refs(
+            refs,
+            lambda texts: lint_refs(refs, config, configs=project_config, overlay=texts),
+            unsafe=unsafe_fixes,
+        )
+        if show_diff:
+            sys.stdout.write(unified_diff(outcome))
+            if not quiet:
+                click.echo(_fix_summary(outcome, "would fix"), err=True)
+            sys.exit(ExitCode.FINDINGS if outcome.changed else ExitCode.OK)
+        with user_errors():
+            written = write_fixed(outcome)
+        for path in outcome.changed:
+            if path not in written:
+                click.echo(f"prosec: {path} changed while it was linted; not fixed", err=True)
+        result = lint_refs(refs, config, configs=project_config)
+        if not quiet:
+            click.echo(_fix_summary(outcome, "fixed"), err=True)
+    else:
+        result = lint_refs(refs, config, configs=project_config)
     sys.stdout.write(report.render(result.diagnostics, fmt))
     if not quiet and fmt == "text":
         click.echo(report.summary(result.diagnostics, len(refs)), err=True)
     if any(d.code == "internal_error" for d in result.diagnostics):
         sys.exit(ExitCode.INTERNAL)
     sys.exit(ExitCode.FINDINGS if result.has_errors else ExitCode.OK)
+
+
+def _fix_summary(outcome: FixOutcome, verb: str) -> str:
+    files = len(outcome.changed)
+    line = (
+        f"prosec: {verb} {report.plural(len(outcome.fixed), 'finding')} "
+        f"in {report.plural(files, 'file')}"
+    )
+    if outcome.unsafe:
+        line += (
+            f"; {report.plural(len(outcome.unsafe), 'more fix', 'more fixes')} may change what "
+            "the program means: --unsafe-fixes applies them"
+        )
+    return line

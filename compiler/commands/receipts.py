@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from prosec.runtime.backends import BACKEND_NAMES
 
+from ..report import plural
 from .errors import ExitCode, fail, user_errors
 from .runtime_common import echo_json, echo_text, json_opt, open_root, root_arg
 
@@ -122,9 +123,9 @@ def receipts_verify(path: Path, backend: str | None, as_json: bool) -> None:
         for finding in report.findings:
             echo_text(str(finding), err=True)
         click.echo(
-            f"{report.ledgers} ledger(s), {report.receipts} receipt(s), "
-            f"{report.versions} version(s): "
-            f"{'ok' if report.ok else str(len(report.findings)) + ' problem(s)'}"
+            f"{plural(report.ledgers, 'ledger')}, {plural(report.receipts, 'receipt')}, "
+            f"{plural(report.versions, 'version')}: "
+            f"{'ok' if report.ok else plural(len(report.findings), 'problem')}"
         )
     if report.ledgers + report.versions == 0 and not report.findings:
         fail(f"{path}: no ledgers or versions found to verify")

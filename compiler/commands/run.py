@@ -23,9 +23,11 @@ from prosec.runtime.backends import BACKEND_NAMES
 from prosec.runtime.executor import CRASH_POINTS, EngineOptions, Event, RunSummary
 from prosec.runtime.protocol import QueuedWake
 from prosec.runtime.renders import parse_cli_binding
+from prosec.runtime.renders.process import LOG_FILE
 from prosec.runtime.runs import RunDir, resolve_run
 from prosec.runtime.session import Project
 
+from ..report import plural
 from .errors import ExitCode, fail, user_errors
 from .inputs import finite_seconds, load_data
 from .runtime_common import json_opt, open_root, root_arg, root_opt
@@ -102,11 +104,26 @@ def _report(project: Project, run: RunDir, summary: RunSummary, as_json: bool) -
         return code
     click.echo(
         f"run {run.run_id}: {len(summary.rendered)} rendered, {len(summary.skipped)} skipped, "
-        f"{len(summary.failed)} failed in {summary.waves} wave(s)"
+        f"{len(summary.failed)} failed in {plural(summary.waves, 'wave')}"
     )
     for node, error, reason in summary.failed:
         click.echo(f"  ✗ {node}: {error}: {reason}", err=True)
+        log = run.path / "workspace" / node / LOG_FILE
+        if log.is_file():
+            click.echo(f"    its output: {log.resolve()}", err=True)
+    if summary.failed:
+        click.echo(f"  why, node by node: prosec inspect {run.run_id}", err=True)
     return code
+
+
+def _note_empty_gateways(project: Project) -> None:
+    """A run before any trigger renders the gateways without data: say so."""
+    for gateway in serve.gateways_without_data(project):
+        click.echo(
+            f"prosec: gateway {gateway} has no data yet (no `prosec trigger {gateway}` so "
+            "far): it renders without trigger data, and its subscribers read that",
+            err=True,
+        )
 
 
 def _serve(
@@ -211,6 +228,9 @@ def run(
     """
     given = _parse_inputs(inputs)
     project = _open(root, backend, renders)
+    if not as_json:
+        with user_errors():
+            _note_empty_gateways(project)
     wakes: list[QueuedWake] = []
     if due:
         with user_errors():
@@ -239,7 +259,10 @@ def trigger(
     backend: str | None,
     as_json: bool,
 ) -> None:
-    """Wake GATEWAY with external input (fingerprinted by its content) and propagate."""
+    """Wake GATEWAY with external input (fingerprinted by its content) and propagate.
+
+    ROOT (default: the current directory; `--root ROOT` is the same) is the OpenProse root.
+    """
     value = load_data(data)
     project = _open(root, backend, renders)
     with user_errors():
@@ -265,7 +288,10 @@ def tick(
     backend: str | None,
     as_json: bool,
 ) -> None:
-    """Wake NODE as its own cadence would (a self-driven wake: it always renders)."""
+    """Wake NODE as its own cadence would (a self-driven wake: it always renders).
+
+    ROOT (default: the current directory; `--root ROOT` is the same) is the OpenProse root.
+    """
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_tick(project, node)

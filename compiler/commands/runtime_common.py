@@ -3,6 +3,7 @@ inspect, receipts)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -42,14 +43,30 @@ def root_arg(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def root_opt(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
+    """An optional positional ROOT after the command's own arguments, with `--root ROOT` as
+    an alias (the older spelling): `prosec trigger wire-feed ROOT --data …`."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        positional, option = kwargs.pop("root_pos"), kwargs.pop("root_opt")
+        if positional is not None and option is not None and positional != option:
+            raise click.UsageError(
+                f"ROOT is given twice, as {positional} and as --root {option}: pass one"
+            )
+        kwargs["root"] = positional or option or Path(".")
+        return func(*args, **kwargs)
+
+    wrapper = click.option(
         "--root",
-        "root",
-        default=".",
+        "root_opt",
+        default=None,
         type=click.Path(path_type=Path),
-        show_default=True,
-        help="The OpenProse root.",
-    )(func)
+        help="The OpenProse root (the same as the ROOT argument).",
+    )(wrapper)
+    wrapper = click.argument(
+        "root_pos", metavar="[ROOT]", required=False, type=click.Path(path_type=Path)
+    )(wrapper)
+    return wrapper
 
 
 def json_opt(func: Callable[..., Any]) -> Callable[..., Any]:

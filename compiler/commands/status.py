@@ -18,7 +18,8 @@ __all__ = ["status"]
 @click.option("--backend", type=click.Choice(BACKEND_NAMES))
 @json_opt
 def status(root: Path, backend: str | None, as_json: bool) -> None:
-    """Show the active compiled intent, each node's last receipt, and recent runs."""
+    """Show the active compiled intent, each node's last receipt and what last woke it
+    (a trigger, its cadence, or the producers whose new truth it read), and recent runs."""
     from prosec.runtime.inspection import status as gather
 
     with user_errors():
@@ -27,19 +28,25 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(data)
         return
+    from rich.markup import escape
+
+    from ..report import plural
     from .terminal import print_status
 
     intent = data["intent"]
     header = [
-        f"[bold]{data['root']}[/bold] — {data['backend']}",
-        f"compiled intent: {intent['nodes']} nodes, {intent['edges']} edges",
+        f"[bold]{escape(data['root'])}[/bold] — {escape(data['backend'])}",
+        f"compiled intent: {plural(intent['nodes'], 'node')}, {plural(intent['edges'], 'edge')}",
     ]
     rows = []
     for node in data["nodes"]:
         last = node["status"] + (f" ({node['error']})" if "error" in node else "")
-        version = (node["version"] or "—")[7:19]
-        rows.append([node["node"], last, version, str(node["receipts"]), node["wake_source"]])
+        version = (node["version"] or "—")[7:19] or "—"
+        wake = node["last_wake"] or "—"
+        rows.append([node["node"], last, version, str(node["receipts"]), wake])
     footer = [f"run {item['run_id']}: {item['state']}" for item in data["runs"]]
+    if data["runs"]:
+        footer.append(f"runs are in {escape(str(Path(data['root']) / 'runs'))}/")
     if data["pending_commits"]:
         footer.insert(0, f"interrupted commits (`prosec resume`): {data['pending_commits']}")
     print_status(header, rows, footer)

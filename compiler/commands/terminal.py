@@ -5,16 +5,46 @@ prosec's only user of rich, imported when a bar or table is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from prosec.runtime.executor import Event
 
-__all__ = ["BuildProgress", "Progress", "build_progress", "print_status"]
+__all__ = ["BuildProgress", "Progress", "build_progress", "color_enabled", "print_status"]
 
 BuildProgress = Callable[[str, int, int], None]
+CAPTURED_WIDTH = 200
+
+
+def color_enabled(stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
+    """Styled output only on a terminal: `NO_COLOR` (any value) turns it off, `FORCE_COLOR`
+    (any value) on, even when the output is captured; `NO_COLOR` wins (no-color.org)."""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    # a terminal wraps at its width; a log or a pipe gets whole lines
+    width = None if isatty and isatty() else CAPTURED_WIDTH
+    if color_enabled(stream):
+        return Console(stderr=stderr, force_terminal=True, width=width)
+    # no escape sequence at all (NO_COLOR, or a pipe, a file, a CI log)
+    return Console(
+        stderr=stderr, force_terminal=False, no_color=True, color_system=None, width=width
+    )
 
 
 @contextmanager
@@ -74,13 +104,12 @@ def print_status(
     header: Sequence[str], rows: Sequence[Sequence[str]], footer: Sequence[str]
 ) -> None:
     """Print the status header lines, a node table and footer lines."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = _console()
     for line in header:
         console.print(line)
-    table = Table("node", "last", "version", "receipts", "wake")
+    table = Table("node", "last", "version", "receipts", "last wake")
     for row in rows:
         table.add_row(*row)
     console.print(table)

@@ -12,6 +12,7 @@ from prosec.runtime.intent_check import iter_problems
 from prosec.runtime.problems import Problem
 from prosec.runtime.userjson import JSONInputError, loads
 
+from .. import report
 from .errors import ExitCode
 from .inputs import MANIFEST_LIMIT, read_input
 
@@ -56,6 +57,6 @@ def validate_command(file: Path, fmt: str, quiet: bool) -> None:
         for problem in problems:
             click.echo(f"{file}: {problem}")
     if not quiet:
-        verdict = "valid" if not problems else f"{len(problems)} problem(s)"
+        verdict = "valid" if not problems else report.plural(len(problems), "problem")
         click.echo(f"prosec: {file}: {verdict}", err=True)
     sys.exit(ExitCode.FINDINGS if problems else ExitCode.OK)

@@ -1,17 +1,17 @@
-"""Code actions: the lint fixes, a fresh `id:`, `### Tools` (none), qualifiers and wiring pins."""
+"""Code actions: the lint fixes (the ones `prosec lint --fix` applies), `### Tools` (none),
+qualifiers and wiring pins."""
 
 from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import CONFIG_NAME
 from ..diagnostics import Diagnostic
-from ..ir import ATOMIC_FACET, Contract, Need, SourceFile
-from ..rules.identity import encode_crockford
+from ..fixes import qualifier
+from ..ir import Contract, Need, SourceFile
 from . import wiring
 from .locate import contract_at
 from .positions import LineIndex, Range
@@ -47,17 +47,7 @@ class Request:
     start: tuple[int, int]  # 1-based line, code-point column
     end: tuple[int, int]
     encoding: str
-    new_id: Callable[[], str]
     toml_text: str | None  # the project's prose.toml, None when it does not exist
-
-
-def uuid7_id(now_ms: int, entropy: bytes) -> str:
-    """A UUIDv7 (48-bit ms timestamp, version, variant, 74 random bits) in Crockford base32."""
-    rand = int.from_bytes(entropy[:10].rjust(10, b"\0"), "big")
-    value = (now_ms & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76 | ((rand >> 62) & 0xFFF) << 64
-    value |= 0b10 << 62 | (rand & ((1 << 62) - 1))
-    return encode_crockford(value.to_bytes(16, "big"))
 
 
 def code_actions(analysis: Analysis, request: Request) -> list[Action]:
@@ -71,12 +61,8 @@ def code_actions(analysis: Analysis, request: Request) -> list[Action]:
     for found in analysis.diagnostics_for(request.display):
         if not _overlaps(found, request):
             continue
-        if found.code == "id_missing" and found.fix is not None:
-            where = found.fix.edits[0].span
-            text = f"id: {request.new_id()}\n"
-            change = FileChange(path, ((index.range(where), text),))
-            actions.append(Action("Add a fresh `id:`", QUICKFIX, (change,), found, True))
-        elif found.fix is not None:
+        # the fix `prosec lint --fix` applies, as it is (compiler/fixes.py applies it there)
+        if found.fix is not None:
             edits = tuple((index.range(e.span), e.new_text) for e in found.fix.edits)
             actions.append(
                 Action(found.fix.title, QUICKFIX, (FileChange(path, edits),), found, True)
@@ -140,7 +126,7 @@ def qualifier_edit(need: Need, producer: str, facet: str, index: LineIndex) -> t
     """Name the producer in the need so the qualified rung decides: append
     `` (from `producer.facet`) `` to a bullet or sentence, or add a line under a `####`
     facet-need (whose heading is its name)."""
-    reference = f"`{producer}` via @atomic" if facet == ATOMIC_FACET else f"`{producer}.{facet}`"
+    reference = qualifier(producer, facet)
     line = need.span.line
     position = index.position(line, len(index.line(line)) + 1)
     if need.facet_need:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -101,7 +99,6 @@ def _on_code_action(ls: ProseServer, params: lsp.CodeActionParams) -> list[lsp.C
         start=index.point(_position(params.range.start)),
         end=index.point(_position(params.range.end)),
         encoding=ls.encoding,
-        new_id=lambda: actions.uuid7_id(time.time_ns() // 1_000_000, os.urandom(10)),
         toml_text=read_config_text(analysis.root),
     )
     wanted = [str(getattr(kind, "value", kind)) for kind in params.context.only or []]

@@ -52,6 +52,7 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
                 else "(compose with `call` or subscriptions between responsibilities)"
             ),
             kind_span,
+            _retired_kind_fix(kind, kind_span, source.text),
         )
     elif kind not in KINDS:
         yield diag.make(
@@ -60,7 +61,7 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
             kind_span,
         )
     if kind == "responsibility":
-        yield from _check_id(contract, span, source.text.count("\n") + 1)
+        yield from _check_id(contract, span, source.text)
     if kind == "test" and not contract.subject:
         yield diag.make(
             "subject_missing",
@@ -78,21 +79,39 @@ def _check_inline(contract: Contract) -> Iterator[Diagnostic]:
         )
 
 
-def _check_id(contract: Contract, fm_span: Span, line_count: int) -> Iterator[Diagnostic]:
+def _retired_kind_fix(kind: str, span: Span, text: str) -> Fix | None:
+    """`kind: service` → `kind: function`, when the line says exactly that. Unsafe: a
+    service may have kept state that a function does not."""
+    lines = text.split("\n")
+    if kind != "service" or span.line != span.end_line or span.line > len(lines):
+        return None
+    if lines[span.line - 1].strip() != "kind: service":
+        return None
+    return Fix(
+        title="Change the kind to `function`",
+        edits=(Edit(span=span, new_text="kind: function"),),
+        safe=False,
+    )
+
+
+def _check_id(contract: Contract, fm_span: Span, text: str) -> Iterator[Diagnostic]:
     raw = contract.frontmatter.get("id")
     if raw in (None, ""):
         kind_span = contract.frontmatter_spans.get("kind", _first_line(fm_span))
-        new_id = suggested_id(contract.name)
+        # derived from the file as it is, so `--diff` previews the id `--fix` writes and the
+        # editor inserts the same one; a copy of a file under another name gets another id
+        new_id = suggested_id(f"{contract.name}\n{text}")
         # insert on the line after `kind:`; when `kind:` ends the file, after its last column
         line, column, new_text = kind_span.end_line + 1, 1, f"id: {new_id}\n"
-        if line > line_count:
+        if line > text.count("\n") + 1:
             line, column, new_text = kind_span.end_line, kind_span.end_column, f"\nid: {new_id}"
         insert_at = Span(
             path=kind_span.path, line=line, column=column, end_line=line, end_column=column
         )
         yield diag.make(
             "id_missing",
-            f"responsibility `{contract.name}` has no `id:`; its identity across renames",
+            f"responsibility `{contract.name}` has no `id:`, so renaming it would not carry "
+            "its state over; `prosec lint --fix` adds one",
             contract.name_span,
             Fix(
                 title=f"Add `id: {new_id}`",
@@ -104,13 +123,16 @@ def _check_id(contract: Contract, fm_span: Span, line_count: int) -> Iterator[Di
     if not _ID.match(value):
         yield diag.make(
             "id_malformed",
-            f"id {value!r} is not 26 characters of uppercase Crockford base32 (a 128-bit value)",
+            f"id {value!r} is not 26 uppercase Crockford base32 characters starting with 0–7 "
+            "(a 128-bit value, the form `prosec lint --fix` writes)",
             contract.frontmatter_spans.get("id", fm_span),
         )
 
 
 def suggested_id(seed: str) -> str:
-    """A valid UUIDv7-shaped id derived from `seed`, so lint output stays deterministic."""
+    """A valid id derived from `seed` (the first 128 bits of its SHA-256, with the version
+    and variant bits of a UUIDv7 set, as 26 Crockford base32 characters): deterministic, so
+    lint output and `--fix` are the same on every machine."""
     import hashlib  # only needed when an id is missing; keeps `prosec lint` start-up lean
 
     raw = bytearray(hashlib.sha256(seed.encode("utf-8")).digest()[:16])

@@ -59,7 +59,50 @@ class BindingError(ValueError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RenderRequest:
-    """Everything a render may use: where to read, where to write, and why it woke."""
+    """Everything a render may use: where to read, where to write, and why it woke.
+
+    A python render's function receives this object; a command or agent render gets the
+    same facts as `PROSEC_*` environment variables (named below) and as the files they
+    point at. Every path is absolute. Inputs are read only at the versions pinned in
+    `inputs_file`, never from `state/`; only `output` and `workspace` are written.
+
+    Attributes:
+        run_id: The run's id (`PROSEC_RUN_ID`), e.g. `20260101-090000-abc123`.
+        node: The node rendering (`PROSEC_NODE`); a template's mount keeps its own name,
+            `runtime-adapter[claude]`.
+        root: The OpenProse root, also the working directory (`PROSEC_ROOT`).
+        run_dir: `ROOT/runs/{run_id}/` (`PROSEC_RUN_DIR`).
+        workspace: `runs/{id}/workspace/{node}/`, the node's private scratch
+            (`PROSEC_WORKSPACE`); it holds `__inputs.json`, `__wake.json`,
+            `__render.log` (stdout and stderr of a process render) and the signal files
+            the render may write: `__error.md` (fail with `# Error: <name>`) and
+            `__attest.json`.
+        output: `runs/{id}/staging/{node}/{attempt}/`, empty, fresh for each attempt
+            (`PROSEC_OUTPUT`): write the artifact to publish here, plain files and
+            folders only. Its structured truth is built from `.json`/`.yaml` files (at
+            the key path of their relative path) and Markdown frontmatter.
+        inputs_file: `workspace/__inputs.json` (`PROSEC_INPUTS`): `inputs` (one entry per
+            subscribed producer facet: `producer`, `facet`, `token`, `version`, and
+            `path`, a read-only copy of that version under `runs/{id}/world-model/`, or
+            null for a producer that never published), `caller` (`name`, `type`, `path`
+            of each caller input), `prior` and `wake`.
+        wake_file: `workspace/__wake.json` (`PROSEC_WAKE`): `source` (`input`, `self`
+            or `external`), `refs` (receipt hashes or the trigger data's token) and, for
+            a trigger, `data`: the JSON payload exactly as given.
+        attest_file: `workspace/__attest.json` (`PROSEC_ATTEST`), where the render lists
+            the render-attested postconditions it vouches for:
+            `{"attested": ["pc-…", …]}`.
+        prior: The node's own current truth, a read-only folder (`PROSEC_PRIOR`); None
+            before its first commit.
+        prior_version: That truth's content address (`PROSEC_PRIOR_VERSION`), or None.
+        contract: The node's contract source as snapshotted in `runs/{id}/sources/`
+            (`PROSEC_CONTRACT`), or None.
+        timeout: Seconds the render may take before it is stopped (`timeout`).
+        wake: The contents of `wake_file`, already parsed.
+        attested: The ids of the node's render-attested postconditions
+            (`PROSEC_ATTESTED_IDS`, comma-separated): what `attest_file` must list.
+        attempt: Names this attempt's staging folder and process record.
+    """
 
     run_id: str
     node: str
@@ -81,7 +124,23 @@ class RenderRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RenderOutcome:
-    """How a render ended. `error` names the failure (timeout, exit-3, exception, …)."""
+    """How a render ended, as a renderer reports it to the runner (renders themselves
+    never build one: a process render ends by its exit status, a python render by
+    returning or raising).
+
+    Attributes:
+        ok: The render finished; its output is then committed (rendered, or skipped
+            when nothing material moved), unless `__error.md`, a postcondition or a
+            missing attestation fails it.
+        error: The failure's name when not ok, as it lands in the failed receipt's
+            `semantic_diff.error`: `timeout`, `exit-N`, `killed-by-SIGKILL`, `spawn`,
+            `exception`, `import`, `invalid-cost`, `interrupted`, …
+        detail: One line for people (the receipt's `semantic_diff.reason`), e.g.
+            `render exited with status 4; see runs/{id}/workspace/{node}/__render.log`.
+        cost: What the render spent, for the receipt's `cost`: `model`, `provider` and
+            `tokens` (`fresh`, `reused`); a python render's return value (see
+            `cost_problem`), an agent render's `model`.
+    """
 
     ok: bool
     error: str | None = None

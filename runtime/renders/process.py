@@ -105,7 +105,7 @@ def run_render_process(
                     _end_group(process, record)
         finally:
             process.stdout.close()
-    return outcome or _ended(process.wait())
+    return outcome or _ended(process.wait(), _log_name(request))
 
 
 def _start_and_wait(
@@ -135,7 +135,16 @@ def _start_and_wait(
     return None
 
 
-def _ended(code: int) -> RenderOutcome:
+def _log_name(request: RenderRequest) -> str:
+    """The render's log as a path from the project root (receipts hold no machine paths)."""
+    log = request.workspace / LOG_FILE
+    try:
+        return log.relative_to(request.root).as_posix()
+    except ValueError:
+        return str(log)
+
+
+def _ended(code: int, log: str = LOG_FILE) -> RenderOutcome:
     if code == 0:
         return RenderOutcome(ok=True)
     if code < 0:
@@ -146,10 +155,10 @@ def _ended(code: int) -> RenderOutcome:
         return RenderOutcome(
             ok=False,
             error=f"killed-by-{name}",
-            detail=f"render was killed by {name} (signal {-code}); see {LOG_FILE}",
+            detail=f"render was killed by {name} (signal {-code}); see {log}",
         )
     return RenderOutcome(
-        ok=False, error=f"exit-{code}", detail=f"render exited with status {code}; see {LOG_FILE}"
+        ok=False, error=f"exit-{code}", detail=f"render exited with status {code}; see {log}"
     )
 
 

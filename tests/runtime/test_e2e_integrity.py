@@ -137,7 +137,7 @@ def test_inspect_and_status(tmp_path: Path) -> None:
     assert [w["nodes"] for w in data["waves"]] == [["a"], ["b"]]
     assert data["counts"] == {"rendered": 2} and data["state"] == "complete"
     text = project.prosec("inspect", runs[1]).stdout
-    assert "a: rendered" in text and "woken by self" in text
+    assert "a: rendered — woken by its cadence" in text and "b: rendered — woken by a;" in text
     status = json.loads(project.prosec("status", ".", "--json").stdout)
     assert [n["receipts"] for n in status["nodes"]] == [2, 2]
     listed = json.loads(project.prosec("receipts", "list", ".", "--node", "b", "--json").stdout)
@@ -178,4 +178,4 @@ def test_inspect_latest_and_latest_n(tmp_path: Path) -> None:
     previous = json.loads(project.prosec("inspect", "latest~1", "--json").stdout)
     assert (latest["run_id"], previous["run_id"]) == (runs[1], runs[0])
     missing = project.prosec("inspect", "latest~2")
-    assert missing.returncode == 2 and "only 2 run(s)" in missing.stderr
+    assert missing.returncode == 2 and "only 2 runs" in missing.stderr

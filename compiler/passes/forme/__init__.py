@@ -11,7 +11,9 @@ from dataclasses import replace
 
 from ... import diagnostics as diag
 from ...config import Config, WiringPin
-from ...diagnostics import Diagnostic
+from ...diagnostics import Diagnostic, Fix
+from ...diagnostics import Edit as DiagEdit
+from ...fixes import qualifier
 from ...ir import (
     ATOMIC_FACET,
     Contract,
@@ -266,9 +268,27 @@ def _report(
                 f"need {label} of `{sub}` is wired only because its prose mentions the "
                 f"producer ({resolution.evidence}); write {explicit} to make it explicit",
                 span,
+                _mentioned_fix(need, resolution.edges),
             )
         )
     return found
+
+
+def _mentioned_fix(need: Need, edges: Sequence[Edge]) -> Fix | None:
+    """Name the one producer the prose mentions, so the qualified rung draws the same edge."""
+    if len({(e.producer, e.facet) for e in edges}) != 1:
+        return None
+    reference = qualifier(edges[0].producer, edges[0].facet)
+    end = need.span
+    at = Span(
+        path=end.path,
+        line=end.end_line,
+        column=end.end_column,
+        end_line=end.end_line,
+        end_column=end.end_column,
+    )
+    text = f"\n\nFrom {reference}." if need.facet_need else f" (from {reference})"
+    return Fix(title=f"Name the producer: {reference}", edits=(DiagEdit(span=at, new_text=text),))
 
 
 def _broken_named(need: Need, broken: Mapping[str, Broken]) -> Broken | None:

@@ -19,11 +19,19 @@ def read_inputs() -> tuple[dict[str, dict], dict[str, str]]:
         files = sorted(folder.rglob("*.json")) if folder and folder.is_dir() else []
         inputs[item["producer"]] = {f.stem: json.loads(f.read_text("utf-8")) for f in files}
     caller = {
-        item["name"]: Path(item["path"]).read_text(encoding="utf-8").strip()
+        item["name"]: caller_value(Path(item["path"]))
         for item in pinned["caller"]
         if Path(item["path"]).is_file()
     }
     return inputs, caller
+
+
+def caller_value(path: Path) -> str:
+    """A caller binding file is a header (`# name`, `binding: input`, `source: caller`),
+    a `---` line, then the value the caller gave (README: the render contract)."""
+    text = path.read_text(encoding="utf-8")
+    _, separator, value = text.partition("\n---\n")
+    return (value if separator else text).strip()
 
 
 def render(node: str, inputs: dict[str, dict], caller: dict[str, str]) -> dict:

@@ -1,4 +1,4 @@
-"""Code actions as values: fresh ids, lint fixes, `### Tools` (none) and prose.toml pins."""
+"""Code actions as values: the lint fixes (as `prosec lint --fix` applies them), `### Tools` (none) and prose.toml pins."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from prosec.compiler.fixes import apply_fixes
 from prosec.compiler.ir import Need, Span
 from prosec.compiler.lsp import actions
 from prosec.compiler.lsp.positions import UTF16, LineIndex, Position, Range
@@ -26,27 +27,12 @@ def _apply(text: str, edits: tuple[tuple[Range, str], ...]) -> str:
     return text
 
 
-def test_uuid7_ids_are_valid_time_ordered_and_random() -> None:
-    a = actions.uuid7_id(1_700_000_000_000, bytes(10))
-    b = actions.uuid7_id(1_700_000_000_001, bytes(10))
-    c = actions.uuid7_id(1_700_000_000_001, bytes(range(1, 11)))
-    assert all(ID.match(x) for x in (a, b, c))
-    assert a < b and b != c
-    decoded = 0
-    for ch in a:
-        decoded = decoded * 32 + "0123456789ABCDEFGHJKMNPQRSTVWXYZ".index(ch)
-    assert decoded >> 80 == 1_700_000_000_000  # the timestamp
-    assert (decoded >> 76) & 0xF == 7  # the version
-    assert (decoded >> 62) & 0b11 == 0b10  # the variant
-
-
 def _request(display: str, line: int, toml: str | None = None) -> actions.Request:
     return actions.Request(
         display=display,
         start=(line, 1),
         end=(line, 1),
         encoding=UTF16,
-        new_id=lambda: "067NC4KG01RG50R40M30E20918",
         toml_text=toml,
     )
 
@@ -58,7 +44,11 @@ def test_fresh_id_and_retired_section_fixes(tmp_path: Path) -> None:
     found = actions.code_actions(analysis, _request("a.prose.md", 2))
     (add_id,) = [a for a in found if a.diagnostic is not None and a.diagnostic.code == "id_missing"]
     fixed = _apply(text, add_id.changes[0].edits)
-    assert "kind: responsibility\nid: 067NC4KG01RG50R40M30E20918\n---" in fixed
+    # the editor applies exactly the fix `prosec lint --fix` applies (same id, same place)
+    assert add_id.diagnostic is not None and add_id.diagnostic.fix is not None
+    assert fixed == apply_fixes(text, [add_id.diagnostic]).text
+    (new_id,) = re.findall(r"^id: (\S+)$", fixed, re.MULTILINE)
+    assert ID.match(new_id) and add_id.title == f"Add `id: {new_id}`"
     line = text.split("\n").index("### Constraints") + 1
     found = actions.code_actions(analysis, _request("a.prose.md", line))
     (rename,) = [a for a in found if a.kind == actions.QUICKFIX]

@@ -50,7 +50,6 @@ def test_every_feature_survives_the_upstream_corpus(upstream: Path) -> None:
                     start=(line, 1),
                     end=(line, column),
                     encoding=UTF16,
-                    new_id=lambda: "067NC4KG01RG50R40M30E20918",
                     toml_text=None,
                 )
                 actions.code_actions(analysis, request)
