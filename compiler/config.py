@@ -4,7 +4,7 @@ runtime's `project_toml`), with documented defaults and command-line overrides."
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,12 @@ from prosec.runtime.project_toml import (
 from prosec.runtime.project_toml import load as load_checked
 
 from .diagnostics import Severity
+from .values import value
 
 __all__ = ["CONFIG_NAME", "ROOT_MARKERS", "Config", "ConfigError", "WiringPin", "find_root", "load"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class WiringPin:
     """`[[wiring.pin]]`: settle one need of `subscriber` on `producer`'s `facet`."""
 
@@ -34,7 +35,7 @@ class WiringPin:
     line: int = 1  # line of its `[[wiring.pin]]` header in prose.toml, for diagnostics
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Config:
     """Settings after merging defaults, `prose.toml` and CLI flags (CLI wins)."""
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import StrEnum
 
 from .ir import Span
+from .values import value
 
 
 class Severity(StrEnum):
@@ -18,7 +19,7 @@ class Severity(StrEnum):
         return {"error": 0, "warning": 1, "info": 2}[self.value]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Edit:
     """Replace the text in `span` with `new_text` (an empty span inserts)."""
 
@@ -26,7 +27,7 @@ class Edit:
     new_text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Fix:
     """A machine-applicable repair offered with a diagnostic. A safe fix keeps what the
     program means; an unsafe one (`safe=False`) may change it, so `prosec lint --fix`
@@ -37,7 +38,7 @@ class Fix:
     safe: bool = True
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Diagnostic:
     """One finding: a stable code, its severity, a one-line message and where it points."""
 
@@ -55,7 +56,7 @@ class Diagnostic:
         return replace(self, severity=severity)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CodeInfo:
     severity: Severity
     summary: str

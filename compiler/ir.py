@@ -6,7 +6,7 @@ deep), so nodes hash and compare by content."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
@@ -14,6 +14,7 @@ from typing import Any
 from prosec.runtime.protocol import WakeSource as WakeSource
 
 from .frozen import FrozenMap
+from .values import value
 
 ATOMIC_FACET = "@atomic"
 
@@ -28,7 +29,7 @@ _TITLE_PARAMETER = re.compile(r"^(?P<title>.*?\S)\s*\[(?P<parameter>[A-Za-z_][\w
 _NAMED_TRUTH = re.compile(r"^\s*the\s+`(?P<name>[A-Za-z_][\w:-]*)`\s+truth\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Span:
     """A 1-based, inclusive-start, exclusive-end-column region of one source file."""
 
@@ -64,7 +65,7 @@ class ClauseKind(StrEnum):
     FRESHNESS = "freshness"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Text:
     """A run of prose (paragraph, blockquote line, table, non-structural heading)."""
 
@@ -72,7 +73,7 @@ class Text:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Item:
     """One contract item: a bullet with an optional leading name and its description."""
 
@@ -85,7 +86,7 @@ class Item:
     children: tuple[Item, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Clause:
     """An `immaterial:` / `postcondition:` / `Material:` … statement (bullet or sentence)."""
 
@@ -96,7 +97,7 @@ class Clause:
     bullet: bool = True
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Fence:
     """A fenced code block; `info` is the language tag, lowercased."""
 
@@ -107,7 +108,7 @@ class Fence:
     closed: bool = True
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Body:
     """The parsed content of a section or facet body, in source order per category."""
 
@@ -124,7 +125,7 @@ class Body:
         return "\n".join(parts)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Facet:
     """A `####` part under `### Maintains`: a named, independently subscribable truth."""
 
@@ -135,7 +136,7 @@ class Facet:
     body: Body = field(default_factory=Body)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Need:
     """One `### Requires` need: a bullet, a free sentence, or a `####` facet-need."""
 
@@ -147,7 +148,7 @@ class Need:
     run_typed: str | None = None  # "run" | "run[]" for run-typed caller inputs
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Section:
     """A `###` section: its canonical key, heading as written, and parsed body."""
 
@@ -161,7 +162,7 @@ class Section:
     needs: tuple[Need, ...] = ()  # only under Requires
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Continuity:
     """The lowered `### Continuity` wake-source declaration."""
 
@@ -172,7 +173,7 @@ class Continuity:
     span: Span | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class PatternInstance:
     """A fenced `yaml` pattern instantiation (`name`, `pattern`, `with`, `config`)."""
 
@@ -183,7 +184,7 @@ class PatternInstance:
     span: Span
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Contract:
     """One authored component: a file-level entry or an inline `##` node."""
 
@@ -252,7 +253,7 @@ class Contract:
         return None if name.lower() in taken or name.startswith("@") else name
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Import:
     """A reference to another file (`use "…"`, a `pattern:` of a pattern instance, a legacy
     `### Services` entry) and the file it resolved to on disk, if any."""
@@ -263,7 +264,7 @@ class Import:
     target: str | None = None  # display path of the resolved file; None: unresolved
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class SourceFile:
     """One parsed `.prose.md` file: its text, contracts, and structural facts."""
 
@@ -281,7 +282,7 @@ class SourceFile:
     imports: tuple[Import, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Project:
     """Every parsed source of one compile or lint, in discovery (sorted path) order."""
 
@@ -305,7 +306,7 @@ class Rung(StrEnum):
     MENTIONED = "mentioned"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Edge:
     """One resolved subscription: `subscriber.Requires.<need>` → `producer.Maintains.<facet>`."""
 
@@ -317,7 +318,7 @@ class Edge:
     need: Need | None = None  # None for edges drawn from a gateway's `### Emits`
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Resolution:
     """What Forme decided for one need, including the undecided outcomes."""
 
@@ -332,7 +333,7 @@ class Resolution:
     evidence: str = ""  # the text that decided it, or why nothing did
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Instance:
     """One mount of a contract template: `template[value]`, subscribed to one facet."""
 
@@ -343,7 +344,7 @@ class Instance:
     facet: str  # the one facet of `producer` this mount subscribes to
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class TopologyNode:
     name: str
     contract: Contract  # for a template instance: the template, renamed to the instance
@@ -352,7 +353,7 @@ class TopologyNode:
     instance: Instance | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Topology:
     """Forme's output: nodes, edges (sorted), entry points, acyclicity and every decision."""
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from prosec.runtime.userjson import JSONInputError, read_limited
@@ -17,11 +17,12 @@ from .discover import DiscoveryError, SourceRef, display_path, project_key, proj
 from .ir import Project, SourceFile, Span
 from .parse import parse_source
 from .passes import continuity
+from .values import value
 
 SOURCE_LIMIT = 256 << 20  # bytes of one source file
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class LintResult:
     project: Project
     diagnostics: tuple[Diagnostic, ...]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .frozen import FrozenMap, thaw
 from .ir import Span
+from .values import value
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class FieldRule:
     """One canonicalizer field rule on a dotted path (`*` one key, `**` any keys)."""
 
@@ -39,7 +40,7 @@ class FieldRule:
         return data
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class FacetPaths:
     """A declared facet and the truth paths its token covers."""
 
@@ -47,7 +48,7 @@ class FacetPaths:
     paths: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class CanonicalizerSpec:
     """The frozen lowering of one node's `### Maintains` (DESIGN.md section 6)."""
 
@@ -69,7 +70,7 @@ class CanonicalizerSpec:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Predicate:
     """A postcondition lowered to a deterministic check (kinds of the validator schema)."""
 
@@ -89,7 +90,7 @@ class Predicate:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Attestation:
     """A postcondition the render must attest by id (it has no deterministic form)."""
 
@@ -98,7 +99,7 @@ class Attestation:
     span: Span | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Validator:
     """The compiled postconditions of one node (DESIGN.md section 7)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +17,7 @@ from .lint import apply_policy, check_project, parse_texts, read_source
 from .lowered import CanonicalizerSpec, Validator
 from .passes import canonicalize, forme, patterns
 from .passes.canonicalize import Lowering
+from .values import value
 
 if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` never does
     from .host import Host
@@ -35,7 +36,7 @@ class ParseCache(Protocol):
     def put(self, path: str, digest: str, source: SourceFile, found: list[Diagnostic]) -> None: ...
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class Unit:
     """Everything a compile knows so far; each pass returns a new one."""
 
@@ -58,7 +59,7 @@ class Unit:
 PassFn = Callable[[Unit], tuple[Unit, list[Diagnostic]]]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Pass:
     name: str
     run: PassFn
@@ -225,7 +226,7 @@ def analyse(
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class CompileResult:
     """The outcome of one compile: the intent (even when errors keep it from disk)."""
 

@@ -52,12 +52,26 @@ def _field(values: str) -> str:
 _CRON = "cron:" + " ".join(_field(values) for _, values in _FIELDS)
 PATTERN = f"^(?:{_DURATION}|{_CRON})$"
 
-_GRAMMAR = re.compile(PATTERN)
-_FIELD_GRAMMAR = tuple(re.compile(_field(values)) for _, values in _FIELDS)
-_PARTS = re.compile(
-    r"P(?:(?P<years>\d+)Y)?(?:(?P<months>\d+)M)?(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
-    r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>[\d.]+)S)?)?"
-)
+
+# compiled on first use: every `prosec lint` imports this module, few meet a cadence
+@functools.cache
+def _grammar() -> re.Pattern[str]:
+    return re.compile(PATTERN)
+
+
+@functools.cache
+def _field_grammar() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(_field(values)) for _, values in _FIELDS)
+
+
+@functools.cache
+def _parts() -> re.Pattern[str]:
+    return re.compile(
+        r"P(?:(?P<years>\d+)Y)?(?:(?P<months>\d+)M)?(?:(?P<weeks>\d+)W)?(?:(?P<days>\d+)D)?"
+        r"(?:T(?:(?P<hours>\d+)H)?(?:(?P<minutes>\d+)M)?(?:(?P<seconds>[\d.]+)S)?)?"
+    )
+
+
 _REFERENCE = dt.datetime(2000, 1, 1)  # where a schedule is probed for ever firing
 
 
@@ -128,12 +142,12 @@ def parse_cadence(text: str) -> Cadence:
     """`PT6H` / `P1D` / `P1M` → Interval; `cron:M H DOM MON DOW` → Cron; else ValueError."""
     if text.startswith("cron:"):
         return _parse_cron(text)
-    if _GRAMMAR.fullmatch(text) is None:
+    if _grammar().fullmatch(text) is None:
         raise ValueError(
             f"cadence {text!r} is neither an ISO 8601 duration longer than zero, such as "
             "'PT6H', 'P1D' or 'P1M', nor 'cron:<minute> <hour> <day> <month> <weekday>'"
         )
-    parts = _PARTS.fullmatch(text)
+    parts = _parts().fullmatch(text)
     assert parts is not None  # the grammar matched
     amounts = {k: float(v) for k, v in parts.groupdict().items() if v is not None}
     months = int(amounts.pop("years", 0)) * 12 + int(amounts.pop("months", 0))
@@ -153,13 +167,13 @@ def _parse_cron(text: str) -> Cron:
             f"cadence {text!r}: a cron schedule is five fields separated by single spaces "
             "(minute hour day-of-month month weekday)"
         )
-    for (name, _), grammar, value in zip(_FIELDS, _FIELD_GRAMMAR, fields, strict=True):
+    for (name, _), grammar, value in zip(_FIELDS, _field_grammar(), fields, strict=True):
         if grammar.fullmatch(value) is None:
             raise ValueError(
                 f"cadence {text!r}: the {name} field {value!r} is not a list of `*`, values, "
                 "ranges and `/step`s within the field's bounds"
             )
-    assert _GRAMMAR.fullmatch(text) is not None  # the fields are the grammar
+    assert _grammar().fullmatch(text) is not None  # the fields are the grammar
     from croniter import CroniterBadDateError, CroniterError, croniter
 
     try:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..discover import source_stem as _stem
 from ..ir import Contract, Item, Section
+from ..values import value
 
 if TYPE_CHECKING:  # the rule chain imports this package: no import back at run time
     from ..rules.context import RuleContext
@@ -33,7 +33,7 @@ def key(name: str) -> str:
     return name.replace("-", "_")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class ContractScope:
     """Names readable by every fence of one contract, and the call targets it may name."""
 

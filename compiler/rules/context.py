@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..ir import Project, SourceFile
+from ..values import value
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@value(kw_only=True)
 class RuleContext:
     """What a rule may look at beyond its contract: the whole project being checked."""
 

@@ -212,7 +212,41 @@ def _producer(i: int) -> str:
     )
 
 
-def _large(target: int = 5_000) -> str:
+# an `### Execution` fence reading the summary's inputs: the ProseScript a 5 KB file with
+# wiring carries in the fence benchmark (every name declared, every call inline)
+_EXECUTION = """### Execution
+
+```prose
+let changes = []
+for source in ["node-01", "node-02", "node-03"]:
+  append read_subscription(source) to changes
+let ranked = call rank-changes(changes)
+let owners = []
+let reasons = []
+parallel:
+  owners = session "Find the owner of each change"
+    context: ranked
+  reasons = session "Say why each change matters"
+    context: ranked
+if ranked is empty:
+  return { summary: "A quiet week" }
+return { summary: ranked, owners: owners, reasons: reasons }
+```
+
+## rank-changes
+
+### Parameters
+
+- `changes`: the week's changes
+
+### Returns
+
+- `ranked`: the changes, most important first
+
+"""
+
+
+def _large(target: int = 5_000, prose: bool = False) -> str:
     needs = "\n".join(
         f"- `facet-{i}-{i % 3}`: part {i % 3} of node {i}'s truth, read for the weekly summary"
         for i in range(1, 12)
@@ -223,25 +257,28 @@ def _large(target: int = 5_000) -> str:
         f"### Requires\n\n{needs}\n\n### Maintains\n\n"
         "One summary per week; render timestamps are immaterial.\n\n"
     )
+    tail = "### Continuity\n\n- input-driven\n\n" + (_EXECUTION if prose else "")
+    tail += "### Tools\n\n(none)\n"
     section = 0
-    while len(body.encode("utf-8")) < target:
+    while len((body + tail).encode("utf-8")) < target:
         body += (
             f"#### part-{section}\nSection {section} of the summary: the three most important "
             "changes of the week, each with its source, its owner and why it matters. "
             "Material: the changes and their sources; wording is immaterial.\n\n"
         )
         section += 1
-    return body + "### Continuity\n\n- input-driven\n\n### Tools\n\n(none)\n"
+    return body + tail
 
 
-def wired_project(root: Path) -> Path:
-    """A 50-file project without ProseScript, wired as a chain of facets; returns its
-    5 KB file (a summary that requires eleven facets of the others)."""
+def wired_project(root: Path, prose: bool = False) -> Path:
+    """A 50-file project, wired as a chain of facets; returns its 5 KB file (a summary
+    that requires eleven facets of the others; with `prose`, its `### Execution` is a
+    ```prose fence)."""
     (root / "src").mkdir(parents=True)
     (root / "prose.toml").write_text("[lint]\n", encoding="utf-8")
     for i in range(FILES - 1):
         (root / "src" / f"node-{i:02d}.prose.md").write_text(_producer(i), encoding="utf-8")
-    (root / "src" / "summary.prose.md").write_text(_large(), encoding="utf-8")
+    (root / "src" / "summary.prose.md").write_text(_large(prose=prose), encoding="utf-8")
     return root / "src" / "summary.prose.md"
 
 

@@ -25,6 +25,7 @@ BUILD_CODES = (
     "emits_unknown",
     "pin_stale",
     "facet_not_emitted",
+    "template_unexpanded",
     "pattern_unknown",
     "pattern_slot_unbound",
     "pattern_slot_unknown",
@@ -32,6 +33,12 @@ BUILD_CODES = (
     "clause_unlowered",
     "structured_backing_missing",
     "canonicalizer_invalid",
+)
+# the Forme codes among them: what `--select`/`--ignore` must reach like any other code
+WIRING_CODES = tuple(
+    code
+    for code in BUILD_CODES
+    if not code.startswith(("pattern_", "clause_", "structured_", "canonicalizer_"))
 )
 HOST_CODES = ("tool_unresolved", "skill_unresolved")
 # codes only `prosec build` reports: an empty project touches no file lint could name

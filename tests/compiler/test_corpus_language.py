@@ -13,7 +13,7 @@ import pytest
 from prosec.compiler.diagnostics import CODES, Severity
 
 from ..conftest import CORPUS, Runner
-from .corpus_support import BUILD_CODES, INVALID
+from .corpus_support import BUILD_CODES, EXPECTED_CODES, INVALID, WIRING_CODES
 
 
 def copy(name: str, tmp_path: Path) -> Path:
@@ -208,3 +208,65 @@ def test_select_and_ignore_cover_the_wiring_codes(run_prosec: Runner) -> None:
     assert {r["code"] for r in json.loads(family.stdout)} == {"wiring_cycle"}
     other = run_prosec("lint", "--select", "id_missing", target)
     assert other.returncode == 0
+
+
+@pytest.mark.parametrize("code", WIRING_CODES)
+def test_select_and_ignore_reach_each_wiring_code(code: str, run_prosec: Runner) -> None:
+    """`--select CODE` keeps a wiring finding and `--ignore CODE` drops it, the strict
+    exit status included: filtering applies to the build's codes as to the rule chain's."""
+    example = INVALID / code
+    selected = run_prosec(
+        "lint", "--strict", "--select", code, "--format", "json", ".", cwd=example
+    )
+    assert {r["code"] for r in json.loads(selected.stdout)} == {code}
+    failing = CODES[code].strict_severity is Severity.ERROR or (
+        CODES[code].severity is Severity.ERROR
+    )
+    assert selected.returncode == (1 if failing else 0)
+    ignored = run_prosec("lint", "--strict", "--ignore", code, "--format", "json", ".", cwd=example)
+    assert (ignored.returncode, json.loads(ignored.stdout)) == (0, [])
+
+
+# the corpus programs that exist to show a wiring finding (tests/compiler/corpus_support.py)
+WIRING_SCENARIOS = sorted(name for name in EXPECTED_CODES if name.startswith("wiring-"))
+
+
+def test_the_wiring_scenarios_are_the_ones_showing_a_finding() -> None:
+    assert WIRING_SCENARIOS == [
+        "wiring-cycle",
+        "wiring-self-driven",
+        "wiring-truth-ambiguous",
+        "wiring-unsatisfied",
+    ]
+
+
+@pytest.mark.parametrize("name", WIRING_SCENARIOS)
+def test_lint_of_each_wiring_scenario_exits_with_its_code(name: str, run_prosec: Runner) -> None:
+    """`prosec lint corpus/wiring-…` reports the scenario's code; it exits 1 when the code
+    is an error, or under --strict when its strict severity is (an info never fails)."""
+    (code,) = EXPECTED_CODES[name]
+    info = CODES[code]
+    plain = run_prosec("lint", "--format", "json", CORPUS / name)
+    assert {r["code"] for r in json.loads(plain.stdout)} == {code}
+    assert plain.returncode == (1 if info.severity is Severity.ERROR else 0), plain.stderr
+    strict = run_prosec("lint", "--strict", CORPUS / name)
+    assert f" {code} " in strict.stdout
+    fails = Severity.ERROR in (info.severity, info.strict_severity)
+    assert strict.returncode == (1 if fails else 0), strict.stderr
+
+
+def test_a_malformed_id_never_blocks_a_build(tmp_path: Path, run_prosec: Runner) -> None:
+    """`id: tally-node` (not a Crockford id) is a warning: the build writes its manifest,
+    and only --strict refuses it."""
+    root = tmp_path / "bad-id"
+    shutil.copytree(INVALID / "id_malformed", root)
+    built = run_prosec("build", root, "--offline-tools", "--format", "json")
+    assert built.returncode == 0, built.stdout + built.stderr
+    (record,) = json.loads(built.stdout)
+    assert (record["code"], record["severity"]) == ("id_malformed", "warning")
+    assert [n["node"] for n in manifest(root)["topology"]["nodes"]] == ["bad-id"]
+    (root / "dist" / "manifest.next.json").unlink()
+    strict = run_prosec("build", root, "--offline-tools", "--strict", "--no-cache")
+    assert strict.returncode == 1
+    assert " error id_malformed " in strict.stdout
+    assert not (root / "dist" / "manifest.next.json").exists()

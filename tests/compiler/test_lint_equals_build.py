@@ -21,6 +21,7 @@ from prosec.compiler.pipeline import compile_project
 
 from ..conftest import UPSTREAM
 from .corpus_support import BUILD_ONLY_CODES, HOST_CODES, INVALID, SERVER_CODES, programs
+from .upstream_support import library_files, upstream_systems
 
 Finding = tuple[Path, int, int, str, str, str]
 
@@ -76,16 +77,12 @@ def test_lint_of_one_file_reports_its_part_of_the_build(root: Path) -> None:
 
 
 def upstream_programs() -> list[Path]:
-    """Each example project, every other directory of programs, and each `std/` file."""
-    if not UPSTREAM.is_dir():
-        return []
-    examples = sorted((UPSTREAM / "skills" / "open-prose" / "examples").glob("*/src"))
-    others = sorted(
-        {p.parent for p in UPSTREAM.rglob("*.prose.md") if "/examples/" not in p.as_posix()}
-        | {p.parent for p in UPSTREAM.rglob("*.prose.md") if "/reactor-cli/examples/" in str(p)}
-    )
-    std = sorted(UPSTREAM.glob("packages/std/**/*.prose.md"))
-    return [*(e.parent for e in examples), *others, *std]
+    """Each example project, every other directory of programs, and each `std/` and `co/`
+    file: the programs the conformance build test builds (test_upstream_build.py)."""
+    return [
+        *(system.parent if system.name == "src" else system for system in upstream_systems()),
+        *library_files(),
+    ]
 
 
 @pytest.mark.conformance
@@ -98,7 +95,7 @@ def test_lint_of_an_upstream_program_equals_its_build(program: Path) -> None:
     if program.is_dir():
         assert linted([program], program) == built(program)
         return
-    # one std/ file: its findings in the build of its directory, the project lint reads
+    # one library file: its findings in the build of its directory, the project lint reads
     build = built(program.parent)
     own = {f for f in build if f[0] == program.resolve()}
     assert linted([program], program.parent) == own

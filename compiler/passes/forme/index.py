@@ -5,18 +5,18 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 from ... import diagnostics as diag
 from ...diagnostics import Diagnostic
 from ...ir import ATOMIC_FACET, NODE_KINDS, Contract, Instance, Item, Project, Span
+from ...values import value
 from .text import STOPWORDS, WordIndex, family, is_family_pattern, key, words
 
 _TITLE_TAIL = re.compile(r"\s*(?:\(|\[|—|–| - ).*$")
 _CAMEL_NAME = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Producer:
     """A topology node seen as a producer: its facets in declaration order (the truth
     named in its Maintains lead last)."""
@@ -48,7 +48,7 @@ class Producer:
         return tuple(f for f in self.facets if family(f) == prefix)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class EmitsEntry:
     """One `### Emits` line of a gateway that names a node it wakes."""
 
@@ -212,7 +212,7 @@ def instance_aliases(instance: Instance) -> Iterator[str]:
         yield f"{parts[-1]}-{instance.value}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Broken:
     """A source that failed to parse: the names a need may give it, and why it failed."""
 

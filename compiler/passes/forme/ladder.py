@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from ...config import WiringPin
 from ...ir import ATOMIC_FACET, Edge, Need, Resolution, Rung
+from ...values import value
 from .index import EmitsEntry, ProducerIndex
 from .text import NeedText, Token, analyze, family, is_family_pattern, key, words
 
@@ -22,7 +22,7 @@ _QUALIFIER_AFTER = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Match:
     """One producer a rung found, the facets it fixed (None: choose) and why."""
 
@@ -34,7 +34,7 @@ class Match:
     template: str | None = None  # found by naming a contract template: one of its mounts
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Problem:
     """A reference the ladder found broken (a named facet the producer lacks)."""
 

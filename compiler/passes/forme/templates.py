@@ -11,16 +11,17 @@ subscribes to `@atomic`, and a `template_unexpanded` warning says why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ... import diagnostics as diag
 from ...diagnostics import Diagnostic
 from ...ir import Contract, Instance, Need
+from ...values import value
 from .index import ProducerIndex
 from .text import analyze, family, is_family_pattern, key
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Template:
     """A template contract, the need its parameter rides on, and what it expanded to."""
 

@@ -6,7 +6,8 @@ import html
 import itertools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+
+from ...values import value
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = re.compile(r"[\s_\-]+")
@@ -114,7 +115,7 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(w.lower() for w in _WORD.findall(html.unescape(text)))
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Token:
     """A code span or bold run of a need, with its offsets in the analyzed text."""
 
@@ -124,7 +125,7 @@ class Token:
     negated: bool
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NeedText:
     """One need's text, analyzed once for every rung of the ladder."""
 
@@ -219,7 +220,7 @@ def _leading_name_end(text: str, name: str | None) -> int:
     return 0
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Mention:
     """A producer named in words in a referential context (`from the inbox gateway`)."""
 
