@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prosec.runtime.fsio import atomic_write_bytes
+from prosec.runtime.fsio import atomic_write_bytes, remove_leftovers
 
 from . import diagnostics as diag
 from .cache import BuildCache, LastBuild, input_key
@@ -87,6 +87,7 @@ def build(
         return BuildOutcome(
             status=status, diagnostics=result.diagnostics, note=note, summary=summary, result=result
         )
+    remove_leftovers(dist)  # what a build killed mid-write left (its process is gone)
     written = [write_atomic(manifest, data)]
     if options.emit_artifacts:
         written += _artifacts(dist, result.intent)

@@ -91,8 +91,26 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("prosec: interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except Exception as exc:  # a bug, not a user error: say so briefly
+        _disk_full(exc)  # exits 2 when it is one
         _report_bug(exc)
         sys.exit(ExitCode.INTERNAL)
+
+
+def _disk_full(exc: BaseException) -> None:
+    """A full disk or quota is the user's to fix, not a bug: say so (exit 2). Writes are
+    atomic and a failed append is cut back, so nothing acknowledged was lost."""
+    import errno
+
+    full = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+    if not isinstance(exc, OSError) or exc.errno not in full:
+        return
+    from .commands.errors import fail
+
+    where = f" writing {exc.filename}" if exc.filename else ""
+    fail(
+        f"no space left on the device{where} ({exc.strerror or exc}); "
+        "free some space and run the command again"
+    )
 
 
 def _report_bug(exc: BaseException) -> None:

@@ -15,6 +15,7 @@ from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import commit_and_sign, evaluate
 from .fsio import atomic_write_bytes
+from .inbox import take_inbox
 from .intent import Intent
 from .keys import caller_key, clock_key, external_key
 from .postconditions import ATTEST_FILE
@@ -214,9 +215,7 @@ class Engine:
 
     def _drain(self, run: RunDir, pending: set[str], wakes: dict[str, Wake]) -> None:
         """Take queued wakes (from `prosec trigger` / `tick` while we held the lock)."""
-        items = self.backend.drain()
-        if items:
-            run.add_wakes(items)
+        items = take_inbox(self.backend, run.run_id, lambda ids, got: run.add_wakes(got, ids))
         for item in queued_wakes(items, self.intent.nodes):
             node = item["node"]
             if item["source"] == WakeSource.EXTERNAL and "data" in item:

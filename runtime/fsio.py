@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -19,6 +21,9 @@ __all__ = [
     "atomic_write_text",
     "confined",
     "fsync_dir",
+    "is_leftover",
+    "remove_leftovers",
+    "repair_torn_tail",
     "replace_dir",
     "safe_name",
 ]
@@ -47,7 +52,8 @@ def atomic_write_bytes(
     `mode` sets the permission bits before the rename (to keep those of a rewritten file).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+    # the pid lets `remove_leftovers` tell a dead writer's temp file from a live one's
+    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}-{os.getpid()}")
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
@@ -82,15 +88,98 @@ def append_line(path: Path, line: bytes) -> None:
     created = not path.exists()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
+        size = os.fstat(fd).st_size
         payload = line + b"\n"
-        written = os.write(fd, payload)
-        if written != len(payload):  # pragma: no cover - disk full or similar
-            raise OSError(f"short append to {path}: {written} of {len(payload)} bytes")
-        os.fsync(fd)
+        try:
+            written = os.write(fd, payload)
+            if written != len(payload):  # a full disk can take part of a write
+                raise OSError(errno.ENOSPC, f"short append: {written} of {len(payload)} bytes")
+            os.fsync(fd)
+        except OSError as exc:
+            # never leave a torn line behind a failed append: cut back to where it began
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     finally:
         os.close(fd)
     if created:
         fsync_dir(path.parent)
+
+
+# what an interrupted atomic_write_bytes / replace_dir leaves beside its target
+_LEFTOVER = re.compile(r"^\..+\.(?:tmp|new|old)-[0-9a-f]{8}(?:-(\d{1,10}))?$")
+
+
+def is_leftover(name: str) -> bool:
+    """A temp file or half-swapped folder an interrupted write left (not state)."""
+    return _LEFTOVER.match(name) is not None
+
+
+def remove_leftovers(base: Path) -> list[str]:
+    """Remove the temp files and half-swapped folders interrupted writes left under
+    `base`, but for temp files of writers still alive (their name carries the pid);
+    returns their paths, relative."""
+    removed: list[str] = []
+    if not base.is_dir() or base.is_symlink():
+        return removed
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        folder = Path(dirpath)
+        for name in [*filenames, *dirnames]:
+            found = _LEFTOVER.match(name)
+            if found is None or (found.group(1) and _writing(int(found.group(1)))):
+                continue
+            path = folder / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            removed.append(path.relative_to(base).as_posix())
+        dirnames[:] = [d for d in dirnames if not _LEFTOVER.match(d)]
+    return sorted(removed)
+
+
+def repair_torn_tail(path: Path) -> int:
+    """Cut a torn last line (bytes after the last newline: an append a crash or a full
+    disk interrupted) off an append-only file; returns the bytes removed (0 if none)."""
+    if not path.is_file() or path.is_symlink():
+        return 0
+    with open(path, "r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return 0
+        keep, chunk = 0, 1 << 16
+        position = size
+        while position > 0:  # find the last newline, reading backwards
+            start = max(0, position - chunk)
+            handle.seek(start)
+            found = handle.read(position - start).rfind(b"\n")
+            if found >= 0:
+                keep = start + found + 1
+                break
+            position = start
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return size - keep
+
+
+def _writing(pid: int) -> bool:
+    """True when another live process may still be writing (not this one: whatever this
+    process left was cut by an exception it already handled)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def safe_name(name: str, what: str = "name") -> str:

@@ -7,19 +7,21 @@ A key is `{namespace}.{name}`:
 | `caller`   | caller input  | `{"fingerprinted": …, "text": …}` (bound with --input)  |
 | `external` | gateway node  | `{"data": …}`, the last trigger data                    |
 | `clock`    | clocked node  | `{"last_render": "YYYY-MM-DDTHH:MM:SSZ"}` (cadences)    |
+| `inbox`    | `claim`       | `{"run_id": …, "ids": […]}` while a drain records wakes, else null |
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["Namespace", "caller_key", "clock_key", "external_key", "parse_key"]
+__all__ = ["Namespace", "caller_key", "clock_key", "external_key", "inbox_claim_key", "parse_key"]
 
 
 class Namespace(StrEnum):
     CALLER = "caller"
     EXTERNAL = "external"
     CLOCK = "clock"
+    INBOX = "inbox"
 
 
 def _key(namespace: Namespace, name: str) -> str:
@@ -39,6 +41,11 @@ def external_key(node: str) -> str:
 def clock_key(node: str) -> str:
     """The key of a clocked node's last render time."""
     return _key(Namespace.CLOCK, node)
+
+
+def inbox_claim_key() -> str:
+    """The key of the inbox's write-ahead claim (runtime/inbox.py)."""
+    return _key(Namespace.INBOX, "claim")
 
 
 def parse_key(key: str) -> tuple[Namespace, str]:

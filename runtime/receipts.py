@@ -167,6 +167,7 @@ class ParsedLedger:
     positions: list[str] = field(default_factory=list)
     hashes: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    torn: Finding | None = None  # the torn last line's finding (also in `findings`)
 
 
 def parse_jsonl(file: str, data: bytes) -> ParsedLedger:
@@ -181,17 +182,16 @@ def parse_jsonl(file: str, data: bytes) -> ParsedLedger:
     numbered = [(str(number), raw) for number, raw in enumerate(lines[:-1], start=1)]
     parsed = parse_lines(file, numbered, offsets=offsets)
     if lines[-1] != b"":
-        parsed.findings.append(
-            Finding(
-                file=file,
-                position=f"{len(lines)}",
-                node=_guess_node(lines[-1]),
-                message=(
-                    f"torn last line ({len(lines[-1])} bytes without a newline at byte "
-                    f"{offsets[-1]}): an interrupted append; it is not used"
-                ),
-            )
+        parsed.torn = Finding(
+            file=file,
+            position=f"{len(lines)}",
+            node=_guess_node(lines[-1]),
+            message=(
+                f"torn last line ({len(lines[-1])} bytes without a newline at byte "
+                f"{offsets[-1]}): an interrupted append; it is not used"
+            ),
         )
+        parsed.findings.append(parsed.torn)
     return parsed
 
 
@@ -329,11 +329,13 @@ def verify_chain(
     return findings, last
 
 
-def load_ledger(path: Path, *, node: str | None = None) -> list[Receipt]:
+def load_ledger(path: Path, *, node: str | None = None, torn_ok: bool = False) -> list[Receipt]:
     """Load a JSON Lines ledger, verifying hashes and chain; raise LedgerError on any problem.
 
     With `node`, the ledger is a durable per-node ledger: every receipt must be that
-    node's and the chain must start at null.
+    node's and the chain must start at null. With `torn_ok`, a torn last line (an
+    append a crash cut: never committed) is left out instead of refused; the next
+    runner repairs it (`repair_torn_tail`).
     """
     if not path.exists() and not path.is_symlink():
         return []
@@ -343,6 +345,8 @@ def load_ledger(path: Path, *, node: str | None = None) -> list[Receipt]:
         found = Finding(file=str(path), position="-", node=node, message=str(exc))
         raise LedgerError([found]) from None
     parsed = parse_jsonl(str(path), data)
+    if torn_ok and parsed.torn is not None:
+        parsed.findings.remove(parsed.torn)
     if node is not None:
         typed, findings = verify_node_chain(str(path), node, parsed)
     else:

@@ -31,6 +31,7 @@ from .fsio import (
     atomic_write_bytes,
     atomic_write_text,
     confined,
+    fsync_dir,
     read_tree,
     replace_dir,
     safe_name,
@@ -39,13 +40,41 @@ from .protocol import Receipt
 from .receipts import append_receipt, parse_ledger
 from .userjson import loads
 
-__all__ = ["RUN_ID", "RunDir", "new_run_id", "resolve_run", "runs_in_order"]
+__all__ = ["RUN_ID", "RunDir", "new_run_id", "remove_unbuilt", "resolve_run", "runs_in_order"]
 
 RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-z]{6}$")
 _LATEST = re.compile(r"^latest(?:~(\d{1,6}))?$")
 VERSION_FILE = ".version"
 STAGING = "staging"
 SIGNALS = ("__error.md", "__attest.json")
+BUILDING = ".new-"  # runs/.new-{pid}-{run id}: a run being created
+
+
+def remove_unbuilt(runs_dir: Path) -> list[str]:
+    """Remove the half-made runs crashed creators left (`.new-{pid}-{id}` folders whose
+    process is gone); returns their names."""
+    removed: list[str] = []
+    if not runs_dir.is_dir():
+        return removed
+    for entry in runs_dir.iterdir():
+        pid, _, rest = entry.name.removeprefix(BUILDING).partition("-")
+        if not entry.name.startswith(BUILDING) or not pid.isdigit() or not rest:
+            continue
+        if int(pid) != os.getpid() and _alive(int(pid)):
+            continue  # another runner (another backend on this root) is creating it
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry.name)
+    return sorted(removed)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
@@ -121,9 +150,13 @@ class RunDir:
         info: Mapping[str, Any],
         runs_dir: Path | None = None,
     ) -> RunDir:
-        path = (runs_dir or root / "runs") / run_id
+        final = (runs_dir or root / "runs") / run_id
+        if final.exists():
+            raise FileExistsError(f"run {run_id} exists")
+        # built under a hidden name and renamed whole: a crash mid-creation leaves no
+        # half-made run (the next runner removes the hidden folder, `remove_unbuilt`)
+        path = final.with_name(f"{BUILDING}{os.getpid()}-{run_id}")
         path.mkdir(parents=True, exist_ok=False)
-        run = cls(path)
         for sub in ("sources", "workspace", "world-model/caller", "receipts", "agents"):
             (path / sub).mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path / "compiled-intent.json", intent_bytes)
@@ -149,12 +182,16 @@ class RunDir:
             header.append(f"upstream: [{', '.join(upstream)}]")
         header.append(f"root: {root_source or '(none)'}")
         atomic_write_text(path / "vm.log.md", "\n".join(header) + "\n\n")
-        return run
+        os.rename(path, final)
+        fsync_dir(final.parent)
+        return cls(final)
 
-    def add_wakes(self, wakes: list[dict[str, Any]]) -> None:
-        """Record wakes taken from the inbox mid-run (so `prosec resume` knows them)."""
+    def add_wakes(self, wakes: list[dict[str, Any]], taken: list[str]) -> None:
+        """Record wakes taken from the inbox mid-run, with their inbox ids (so `prosec
+        resume` knows them, and a crash before they leave the inbox serves them once)."""
         info = self.info()
         info["wakes"] = [*info.get("wakes", []), *wakes]
+        info["taken"] = [*info.get("taken", []), *taken]
         atomic_write_bytes(self.path / "run.json", canonical_json(info) + b"\n")
 
     def info(self) -> dict[str, Any]:

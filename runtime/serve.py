@@ -14,10 +14,12 @@ from typing import Any
 
 from .canonical import token
 from .executor import EngineOptions, RunSummary, queued_wakes
+from .fsio import remove_leftovers, repair_torn_tail
+from .inbox import take_inbox
 from .keys import external_key
 from .protocol import QueuedWake, WakeSource
 from .reconciler import Wake
-from .runs import RunDir, runs_in_order
+from .runs import RunDir, new_run_id, runs_in_order
 from .session import Project, SessionError
 
 __all__ = [
@@ -107,12 +109,25 @@ def reconcile(
     """Holding the lock: recover, create the run, bind inputs, reconcile, end the log.
     `on_start` sees the run once it is created (its wakes recorded), before any render."""
     project.recover()
-    drained = project.backend.drain()
-    wakes = wakes + queued_wakes(drained, project.intent.nodes)
-    for wake in wakes:
+    upstream = project.upstream_runs(inputs)
+    run_id = new_run_id()
+    created: list[RunDir] = []
+
+    def record(ids: list[str], items: list[dict[str, Any]]) -> None:
+        queued = wakes + queued_wakes(items, project.intent.nodes)
+        created.append(
+            project.create_run(kind, queued, upstream, run_id=run_id, taken=ids, inputs=inputs)
+        )
+
+    taken = take_inbox(project.backend, run_id, record)
+    if created:
+        (run,) = created
+    else:
+        run = project.create_run(kind, wakes, upstream, run_id=run_id, inputs=inputs)
+    wakes = wakes + queued_wakes(taken, project.intent.nodes)
+    for wake in wakes:  # after the run records them: `prosec resume` stores them again
         if wake["source"] == WakeSource.EXTERNAL and "data" in wake:
             project.backend.put_value(external_key(wake["node"]), {"data": wake["data"]})
-    run = project.create_run(kind, wakes, project.upstream_runs(inputs))
     project.bind_caller(run, inputs, run.last_event())
     if on_start is not None:
         on_start(run)
@@ -168,14 +183,12 @@ def serve(
     _ended(project, run, summary, on_run)
     while project.backend.try_lock():
         try:
-            drained = project.backend.drain()
-            if not drained:
+            if not project.backend.inbox():
                 break
-            queued = queued_wakes(drained, project.intent.nodes)
             run, summary = reconcile(
                 project,
                 kind="inbox",
-                wakes=queued,
+                wakes=[],
                 all_nodes=False,
                 inputs={},
                 options=options,
@@ -201,8 +214,11 @@ def serve_inbox(
         if not project.backend.try_lock():
             return False
         try:
-            queued = queued_wakes(project.backend.drain(), project.intent.nodes)
+            inbox = project.backend.inbox()
+            queued = queued_wakes([w for _, w in inbox], project.intent.nodes)
             if not queued:
+                # wakes of nodes an older manifest had: nothing serves them any more
+                project.backend.take([wake_id for wake_id, _ in inbox])
                 return True
             sources = {str(wake["source"]) for wake in queued}
             kinds = {str(WakeSource.EXTERNAL): "trigger", str(WakeSource.SELF): "tick"}
@@ -210,7 +226,7 @@ def serve_inbox(
             run, summary = reconcile(
                 project,
                 kind=kind,
-                wakes=queued,
+                wakes=[],
                 all_nodes=False,
                 inputs={},
                 options=options,
@@ -240,6 +256,15 @@ def resume(project: Project, run: RunDir, options: EngineOptions) -> RunSummary:
         raise SessionError(LOCK_HELD)
     try:
         project.recover()
+        remove_leftovers(run.path)  # the run is ours now: what its crash left goes
+        for torn in [run.path / "vm.log.md", *sorted((run.path / "receipts").glob("*.jsonl"))]:
+            repair_torn_tail(torn)
+        info = run.info()
+        # the caller inputs the run was given, and every stored binding, as a run
+        # that was never cut has them in world-model/caller/
+        inputs = info.get("inputs")
+        given = {str(k): str(v) for k, v in inputs.items()} if isinstance(inputs, dict) else {}
+        project.bind_caller(run, given, run.last_event(), log=False)
         pending, wakes = project.resume_plan(run)
         summary = project.engine(options).reconcile(run, pending, wakes)
         project.finish(run, summary)

@@ -22,14 +22,21 @@ from .cadence import Cadence, is_due, parse_cadence
 from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
 from .executor import Engine, EngineOptions, Event, RunSummary
-from .fsio import atomic_write_text
+from .fsio import atomic_write_text, remove_leftovers, repair_torn_tail
+from .inbox import recover_claim
 from .intent import Intent, load_intent, remember_checked
-from .keys import caller_key, clock_key
-from .protocol import is_pending_record, is_queued_wake, pending_problem, wake_problem
+from .keys import caller_key, clock_key, external_key
+from .protocol import (
+    WakeSource,
+    is_pending_record,
+    is_queued_wake,
+    pending_problem,
+    wake_problem,
+)
 from .reconciler import Wake
 from .renders import BindingError, Renderer, make_renderer, resolve_binding, template_of
 from .renders.process import kill_survivors
-from .runs import RunDir, new_run_id, resolve_run, utc_now
+from .runs import RunDir, new_run_id, remove_unbuilt, resolve_run, utc_now
 
 __all__ = ["Project", "SessionError", "open_project"]
 
@@ -109,6 +116,11 @@ class Project:
             remember_checked(self.root / MANIFEST, self.root / CACHE)
             for survivor in kill_survivors(self.root / "runs"):
                 self.warnings.append(f"killed a render an interrupted runner left: {survivor}")
+            remove_unbuilt(self.root / "runs")
+            if self.backend.name == "filesystem":  # its state/ folder is ours under the lock
+                remove_leftovers(self.root / "state")
+            recover_claim(self.backend, self.root / "runs")
+        self.warnings.extend(self.backend.repair())
         recovered = []
         for node, record in self.backend.pendings().items():
             if not is_pending_record(record):
@@ -126,6 +138,8 @@ class Project:
             run_path = self.root / "runs" / record["run_id"]
             run = RunDir(run_path) if run_path.is_dir() else None
             if run is not None:
+                repair_torn_tail(run.ledger(node))
+                repair_torn_tail(run.path / "vm.log.md")
                 run.append_receipt(node, receipt)
             version = record["version"]
             if version:
@@ -152,8 +166,17 @@ class Project:
         )
 
     def create_run(
-        self, kind: str, wakes: Iterable[Mapping[str, Any]], upstream: list[str]
+        self,
+        kind: str,
+        wakes: Iterable[Mapping[str, Any]],
+        upstream: list[str],
+        *,
+        run_id: str | None = None,
+        taken: Iterable[str] = (),
+        inputs: Mapping[str, str] | None = None,
     ) -> RunDir:
+        """Create the run folder whole (its wakes, the inbox ids they came from and the
+        caller inputs in run.json, so `prosec resume` needs nothing else)."""
         sources = self.intent.source_paths()
         # resolution is disk-only: a dependency the build read must still be installed
         missing = [s for s in sources if s.startswith("deps/") and not (self.root / s).is_file()]
@@ -173,19 +196,24 @@ class Project:
             self.root.resolve().name,
         )
         # run ids sort by second only; started_ns orders runs created within one second
-        info = {
+        info: dict[str, Any] = {
             "kind": kind,
             "wakes": list(wakes),
             "backend": self.backend.name,
             "started_ns": time.time_ns(),
         }
+        taken = list(taken)
+        if taken:
+            info["taken"] = taken
+        if inputs:
+            info["inputs"] = dict(sorted(inputs.items()))
         runs_dir = None
         if self.backend.ephemeral:
             # nothing durable: the run's files live in a temporary folder
             runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
         return RunDir.create(
             self.root,
-            new_run_id(),
+            run_id or new_run_id(),
             runs_dir=runs_dir,
             intent_bytes=canonical_json(dict(self.intent.raw)) + b"\n",
             sources=sources,
@@ -195,8 +223,11 @@ class Project:
             info=info,
         )
 
-    def bind_caller(self, run: RunDir, given: Mapping[str, str], log_from: int) -> int:
-        """Write world-model/caller/{name}.md for every declared input; log new bindings."""
+    def bind_caller(
+        self, run: RunDir, given: Mapping[str, str], log_from: int, *, log: bool = True
+    ) -> int:
+        """Write world-model/caller/{name}.md for every declared input; log new bindings
+        (`log=False` when `prosec resume` binds a run's recorded inputs again)."""
         declared = self.intent.caller_inputs()
         unknown = sorted(set(given) - set(declared))
         if unknown:
@@ -211,7 +242,7 @@ class Project:
             if stored is None:
                 continue
             atomic_write_text(run.path / "world-model" / "caller" / f"{name}.md", stored["text"])
-            if name in given:
+            if name in given and log:
                 event += 1
                 run.log(f"{event}→ [input] {name} ✓")
         return event
@@ -294,12 +325,15 @@ class Project:
             if node not in self.intent.nodes:
                 continue
             woken.append(node)
-            if run.receipts(node):
-                continue  # consumed before the crash
             if not is_queued_wake(item):
                 raise SessionError(
                     f"run {run.run_id}: a wake of {node!r} is malformed: {wake_problem(item)}"
                 )
+            if _consumed(run.receipts(node), item):
+                continue  # consumed before the crash
+            if item["source"] == WakeSource.EXTERNAL and "data" in item:
+                # the crash may have come before the trigger data was stored
+                self.backend.put_value(external_key(node), {"data": item["data"]})
             wake = Wake(source=item["source"], refs=item.get("refs", []))
             wakes[node] = wakes[node].merge(wake) if node in wakes else wake
             pending.add(node)
@@ -317,6 +351,19 @@ class Project:
             run.log(f"---error {utc_now()} {len(summary.failed)} failed: {names}")
         else:
             run.log(f"---end {utc_now()}")
+
+
+def _consumed(receipts: list[dict[str, Any]], item: Mapping[str, Any]) -> bool:
+    """A recorded wake was consumed when a receipt of the run carries its refs (any
+    receipt of the node, for a wake without refs)."""
+    refs = set(item.get("refs", []))
+    if not refs:
+        return bool(receipts)
+    for receipt in receipts:
+        wake = receipt.get("wake")
+        if isinstance(wake, dict) and refs <= set(wake.get("refs") or []):
+            return True
+    return False
 
 
 def _root_source(sources: list[str]) -> str | None:

@@ -7,6 +7,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from prosec.runtime import userjson
+
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
 from ..ir import Body, Clause, ClauseKind, Contract, Facet, Section, Topology
@@ -216,9 +218,9 @@ def _explicit(
 
 def _load(content: str, info: str, line: int) -> Any:
     if info == "json":
-        try:
-            return json.loads(content)
-        except ValueError:
+        try:  # strict: no NaN, no 1e400, depth-capped (a deep fence must not crash)
+            return userjson.loads(content, source="")
+        except userjson.JSONInputError:
             return None
     return load_yaml(content, line).value
 

@@ -8,7 +8,7 @@ OPENPROSE_POSTGRES_URL, never printed) and `in-context` (memory only, `ephemeral
 
 from __future__ import annotations
 
-from .base import Backend, BackendError, ChainError
+from .base import Backend, BackendError, ChainError, UnstorableError
 from .registry import BACKEND_NAMES, DEFAULT_BACKEND, REGISTRY, open_backend
 
 __all__ = [
@@ -18,5 +18,6 @@ __all__ = [
     "Backend",
     "BackendError",
     "ChainError",
+    "UnstorableError",
     "open_backend",
 ]

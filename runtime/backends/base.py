@@ -9,9 +9,10 @@ The run directory (workspace, staging, run ledgers, vm.log.md) always lives on d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from .. import userjson
 from ..protocol import PendingRecord, Receipt, ReceiptStatus
 from ..receipts import content_hash, parse_lines, receipt_line, verify_node_chain
 from ..reconciler import NodeHead
@@ -20,7 +21,9 @@ __all__ = [
     "Backend",
     "BackendError",
     "ChainError",
+    "UnstorableError",
     "heads_from_ledger",
+    "stored_json",
     "verified_line",
     "verify_stored",
 ]
@@ -28,6 +31,11 @@ __all__ = [
 
 class BackendError(RuntimeError):
     """The store is unreachable, corrupt or locked; the message is safe to print."""
+
+
+class UnstorableError(BackendError):
+    """A value this store cannot hold (PostgreSQL's JSONB refuses a NUL or a lone
+    surrogate), refused before anything is acknowledged: the caller's error."""
 
 
 class ChainError(BackendError):
@@ -59,6 +67,11 @@ class Backend(Protocol):
         ...
 
     def ledger(self, node: str) -> list[Receipt]: ...
+
+    def repair(self) -> list[str]:
+        """Under the lock, before recovery: cut what interrupted writes left torn (the
+        filesystem's ledger tails); one message per repair."""
+        ...
 
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         """Durably append (the commit point) the line `verified_line(receipt, head)`
@@ -92,11 +105,27 @@ class Backend(Protocol):
 
     def enqueue(self, wake: Mapping[str, Any]) -> None: ...
 
-    def drain(self) -> list[dict[str, Any]]:
-        """Take every queued wake, oldest first, as stored (unchecked: `is_queued_wake`)."""
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every queued wake with its id, oldest first, as stored (unchecked:
+        `is_queued_wake`). Nothing is removed: a runner records the wakes in its run
+        first and then `take`s them, so a crash in between loses none (runtime/inbox.py)."""
+        ...
+
+    def take(self, ids: Sequence[str]) -> None:
+        """Remove the queued wakes with these ids (absent ones are ignored)."""
         ...
 
     def close(self) -> None: ...
+
+
+def stored_json(data: bytes | str, where: str) -> Any:
+    """A JSON value a backend stored (a key/value, a pending record, a queued wake),
+    read strictly: a store someone edited into NaN, 1e400, a deep nest or bad bytes is a
+    BackendError naming the place, never a crash."""
+    try:
+        return userjson.loads(data, source="")
+    except userjson.JSONInputError as exc:
+        raise BackendError(f"{where} cannot be trusted: {exc}") from None
 
 
 def verified_line(receipt: Receipt, head: str | None) -> bytes:

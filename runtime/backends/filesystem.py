@@ -15,10 +15,9 @@ state/
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,9 @@ from ..fsio import (
     append_line,
     atomic_write_bytes,
     fsync_dir,
+    is_leftover,
     read_tree,
+    repair_torn_tail,
     replace_dir,
     safe_name,
 )
@@ -37,7 +38,7 @@ from ..receipts import LedgerError, load_ledger
 from ..reconciler import NodeHead
 from ..userjson import JSONInputError, read_limited
 from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
-from .base import BackendError, heads_from_ledger, verified_line
+from .base import BackendError, heads_from_ledger, stored_json, verified_line
 from .locks import FileLock
 
 __all__ = ["FilesystemAudit", "FilesystemBackend"]
@@ -72,7 +73,9 @@ class FilesystemBackend:
 
     def ledger(self, node: str) -> list[Receipt]:
         try:
-            return load_ledger(self._node_dir(node) / "receipts.jsonl", node=node)
+            # a torn last line was never committed: leave it out; `repair` cuts it off
+            path = self._node_dir(node) / "receipts.jsonl"
+            return load_ledger(path, node=node, torn_ok=True)
         except LedgerError as exc:
             raise BackendError(f"durable ledger of {node!r} cannot be trusted: {exc}") from exc
 
@@ -89,6 +92,30 @@ class FilesystemBackend:
             receipts = self.ledger(node)
             self._heads[node] = receipts[-1]["content_hash"] if receipts else None
         return self._heads[node]
+
+    def repair(self) -> list[str]:
+        """Cut the torn last lines interrupted appends left in durable ledgers (the
+        receipt, if it was being committed, is in pending.json and is appended again by
+        recovery); one message per ledger repaired."""
+        messages = []
+        base = self.state / "world-model"
+        for directory in sorted(base.iterdir()) if base.is_dir() else []:
+            ledger = directory / "receipts.jsonl"
+            removed = repair_torn_tail(ledger)
+            if not removed:
+                continue
+            self._heads.pop(directory.name, None)
+            pending = (directory / "pending.json").is_file()
+            fate = (
+                "its pending commit is applied again"
+                if pending
+                else "no pending commit held it: that receipt was never committed"
+            )
+            messages.append(
+                f"repaired {ledger}: cut a torn last line ({removed} bytes) an interrupted "
+                f"append left; {fate}"
+            )
+        return messages
 
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
@@ -139,7 +166,10 @@ class FilesystemBackend:
         path = self._kv_path(key)
         if not path.exists():
             return None
-        return json.loads(path.read_bytes())["value"]
+        stored = stored_json(path.read_bytes(), str(path))
+        if not isinstance(stored, dict) or "value" not in stored:
+            raise BackendError(f"{path} cannot be trusted: not a stored value")
+        return stored["value"]
 
     def put_value(self, key: str, value: Any) -> None:
         atomic_write_bytes(self._kv_path(key), canonical_json({"value": value}))
@@ -153,7 +183,7 @@ class FilesystemBackend:
         if not base.exists():
             return out
         for path in sorted(base.glob("*/pending.json")):
-            out[path.parent.name] = json.loads(path.read_bytes())
+            out[path.parent.name] = stored_json(path.read_bytes(), str(path))
         return out
 
     def clear_pending(self, node: str) -> None:
@@ -166,17 +196,21 @@ class FilesystemBackend:
         name = f"{time.time_ns():020d}-{secrets.token_hex(3)}.json"
         atomic_write_bytes(self.state / "inbox" / name, canonical_json(dict(wake)))
 
-    def drain(self) -> list[dict[str, Any]]:
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
         inbox = self.state / "inbox"
         if not inbox.exists():
             return []
-        wakes = []
-        for path in sorted(inbox.glob("*.json")):
-            wakes.append(json.loads(path.read_bytes()))
-            path.unlink()
-        if wakes:
+        return [
+            (path.stem, stored_json(path.read_bytes(), str(path)))
+            for path in sorted(inbox.glob("*.json"))
+        ]
+
+    def take(self, ids: Sequence[str]) -> None:
+        inbox = self.state / "inbox"
+        for wake_id in ids:
+            (inbox / f"{safe_name(wake_id, 'inbox id')}.json").unlink(missing_ok=True)
+        if ids:
             fsync_dir(inbox)
-        return wakes
 
     def close(self) -> None:
         self.unlock()
@@ -209,6 +243,8 @@ class FilesystemAudit:
             if not folder.is_dir():
                 continue
             for path in sorted(folder.iterdir()):
+                if is_leftover(path.name):  # an interrupted write's temp file: no version
+                    continue
                 name = path.name
                 address = (
                     "sha256:" + name[7:-4]

@@ -6,7 +6,7 @@ durable run directory."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..canonical import sha256_token
@@ -31,7 +31,8 @@ class InContextBackend:
         self._published: dict[str, str] = {}
         self._kv: dict[str, Any] = {}
         self._pending: dict[str, dict[str, Any]] = {}
-        self._inbox: list[dict[str, Any]] = []
+        self._inbox: list[tuple[str, dict[str, Any]]] = []
+        self._queued = 0
         self._locked = False
 
     def describe(self) -> str:
@@ -51,6 +52,9 @@ class InContextBackend:
 
     def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
         return {node: heads_from_ledger(self.ledger(node)) for node in nodes}
+
+    def repair(self) -> list[str]:
+        return []  # transactions never leave a torn record
 
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
@@ -90,11 +94,15 @@ class InContextBackend:
         self._pending.pop(node, None)
 
     def enqueue(self, wake: Mapping[str, Any]) -> None:
-        self._inbox.append(copy.deepcopy(dict(wake)))
+        self._queued += 1
+        self._inbox.append((str(self._queued), copy.deepcopy(dict(wake))))
 
-    def drain(self) -> list[dict[str, Any]]:
-        items, self._inbox = self._inbox, []
-        return items
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
+        return copy.deepcopy(self._inbox)
+
+    def take(self, ids: Sequence[str]) -> None:
+        taken = set(ids)
+        self._inbox = [(wake_id, wake) for wake_id, wake in self._inbox if wake_id not in taken]
 
     def close(self) -> None:
         self.unlock()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -26,9 +26,16 @@ from psycopg import sql
 from ..canonical import canonical_json, sha256_token
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
-from .base import BackendError, heads_from_ledger, verified_line, verify_stored
+from .base import (
+    BackendError,
+    UnstorableError,
+    heads_from_ledger,
+    stored_json,
+    verified_line,
+    verify_stored,
+)
 
-__all__ = ["PostgresBackend", "find_url", "redact"]
+__all__ = ["PostgresBackend", "find_url", "jsonb_problem", "redact"]
 
 URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
 
@@ -206,6 +213,9 @@ class PostgresBackend:
         where = f"postgres:{self.schema}"
         return {n: heads_from_ledger(verify_stored(n, lines[n], f"{where}#{n}")) for n in wanted}
 
+    def repair(self) -> list[str]:
+        return []  # transactions never leave a torn record
+
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         try:
@@ -305,9 +315,12 @@ class PostgresBackend:
         rows = self._rows(
             sql.SQL("SELECT value::text FROM {} WHERE key = %s").format(self._t("x_kv")), key
         )
-        return json.loads(rows[0][0]) if rows else None
+        return stored_json(rows[0][0], f"x_kv {key}") if rows else None
 
     def put_value(self, key: str, value: Any) -> None:
+        problem = jsonb_problem(value)
+        if problem is not None:
+            raise UnstorableError(f"the PostgreSQL backend cannot store {key}: {problem}")
         self._run(
             sql.SQL(
                 "INSERT INTO {} (key, value) VALUES (%s, %s) "
@@ -331,26 +344,36 @@ class PostgresBackend:
         rows = self._rows(
             sql.SQL("SELECT node, record FROM {} ORDER BY node").format(self._t("x_pending"))
         )
-        return {str(node): json.loads(bytes(record)) for node, record in rows}
+        return {str(node): stored_json(bytes(record), f"x_pending {node}") for node, record in rows}
 
     def clear_pending(self, node: str) -> None:
         self._run(sql.SQL("DELETE FROM {} WHERE node = %s").format(self._t("x_pending")), node)
 
     def enqueue(self, wake: Mapping[str, Any]) -> None:
+        # a queued trigger's data is stored as JSONB when it is served: refuse now, before
+        # the caller is told "queued", what JSONB would refuse then
+        problem = jsonb_problem(wake.get("data"))
+        if problem is not None:
+            raise UnstorableError(
+                f"the PostgreSQL backend cannot store this trigger data: {problem}"
+            )
         self._run(
             sql.SQL("INSERT INTO {} (wake) VALUES (%s)").format(self._t("x_inbox")),
             canonical_json(dict(wake)),
         )
 
-    def drain(self) -> list[dict[str, Any]]:
-        try:
-            with self._db.transaction():
-                rows = self._db.execute(
-                    sql.SQL("DELETE FROM {} RETURNING id, wake").format(self._t("x_inbox"))
-                ).fetchall()
-        except psycopg.Error as exc:
-            self._fail(exc)
-        return [json.loads(bytes(wake)) for _, wake in sorted(rows)]
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._rows(sql.SQL("SELECT id, wake FROM {} ORDER BY id").format(self._t("x_inbox")))
+        return [
+            (str(wake_id), stored_json(bytes(wake), f"x_inbox {wake_id}")) for wake_id, wake in rows
+        ]
+
+    def take(self, ids: Sequence[str]) -> None:
+        if ids:
+            self._run(
+                sql.SQL("DELETE FROM {} WHERE id = ANY(%s)").format(self._t("x_inbox")),
+                [int(wake_id) for wake_id in ids],
+            )
 
     def close(self) -> None:
         try:
@@ -358,3 +381,34 @@ class PostgresBackend:
             self._db.close()
         except psycopg.Error as exc:
             self._fail(exc)
+
+
+def jsonb_problem(value: Any, path: str = "$") -> str | None:
+    """Why PostgreSQL's JSONB would refuse `value` (a NUL character or a lone surrogate in
+    a string or key, which the other backends store), or None."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, str):
+            problem = _text_problem(item)
+            if problem:
+                return f"{where}: {problem}"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                problem = _text_problem(str(key))
+                if problem:
+                    return f"{where}: a key has {problem}"
+                stack.append((f"{where}.{key}", child))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
+    return None
+
+
+_JSONB_REFUSES = re.compile("[\x00\ud800-\udfff]")
+
+
+def _text_problem(text: str) -> str | None:
+    found = _JSONB_REFUSES.search(text)
+    if found is None:
+        return None
+    return "a NUL character (\\u0000)" if found.group() == "\x00" else "a lone surrogate"

@@ -7,9 +7,8 @@ a committed transaction survives a crash. The runner lock is a flock beside the 
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from ..canonical import canonical_json, sha256_token
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
-from .base import BackendError, heads_from_ledger, verified_line, verify_stored
+from .base import BackendError, heads_from_ledger, stored_json, verified_line, verify_stored
 from .locks import FileLock
 
 __all__ = ["SqliteAudit", "SqliteBackend"]
@@ -93,6 +92,9 @@ class SqliteBackend:
     def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
         return {node: heads_from_ledger(self.ledger(node)) for node in nodes}
 
+    def repair(self) -> list[str]:
+        return []  # transactions never leave a torn record
+
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         try:
@@ -153,7 +155,7 @@ class SqliteBackend:
 
     def get_value(self, key: str) -> Any | None:
         rows = self._rows("SELECT value FROM x_kv WHERE key = ?", key)
-        return json.loads(rows[0][0]) if rows else None
+        return stored_json(rows[0][0], f"{self.path}: x_kv {key}") if rows else None
 
     def put_value(self, key: str, value: Any) -> None:
         self._write(
@@ -173,7 +175,10 @@ class SqliteBackend:
 
     def pendings(self) -> dict[str, dict[str, Any]]:
         rows = self._rows("SELECT node, record FROM x_pending ORDER BY node")
-        return {str(node): json.loads(record) for node, record in rows}
+        return {
+            str(node): stored_json(record, f"{self.path}: x_pending {node}")
+            for node, record in rows
+        }
 
     def clear_pending(self, node: str) -> None:
         self._write("DELETE FROM x_pending WHERE node = ?", node)
@@ -181,16 +186,24 @@ class SqliteBackend:
     def enqueue(self, wake: Mapping[str, Any]) -> None:
         self._write("INSERT INTO x_inbox (wake) VALUES (?)", canonical_json(dict(wake)).decode())
 
-    def drain(self) -> list[dict[str, Any]]:
+    def inbox(self) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._rows("SELECT id, wake FROM x_inbox ORDER BY id")
+        return [
+            (str(wake_id), stored_json(wake, f"{self.path}: x_inbox {wake_id}"))
+            for wake_id, wake in rows
+        ]
+
+    def take(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
         try:
             with self._db:
                 self._db.execute("BEGIN IMMEDIATE")
-                rows = self._db.execute("SELECT id, wake FROM x_inbox ORDER BY id").fetchall()
-                if rows:
-                    self._db.execute("DELETE FROM x_inbox WHERE id <= ?", (rows[-1][0],))
+                self._db.executemany(
+                    "DELETE FROM x_inbox WHERE id = ?", [(int(wake_id),) for wake_id in ids]
+                )
         except sqlite3.Error as exc:
             raise BackendError(f"SQLite state {self.path}: {exc}") from exc
-        return [json.loads(wake) for _, wake in rows]
 
     def close(self) -> None:
         self.unlock()

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from .. import serve
+from ..backends import UnstorableError
 from ..costs import cost_summary
 from ..inspection import inspect_run, status
 from ..runs import RUN_ID, RunDir, runs_in_order
@@ -105,6 +106,8 @@ async def trigger(request: Request) -> Response:
             return 202, serve.enqueue_trigger(project, gateway, value, wake_id=wake_id)
         except SessionError as exc:
             return (404 if missing else 422), str(exc).removeprefix("trigger: ")
+        except UnstorableError as exc:  # refused before it is acknowledged
+            return 422, str(exc)
 
     code, fingerprint = await state.read(enqueue)
     if code != 202:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -98,3 +99,70 @@ def test_resume_of_a_finished_run_is_a_no_op(tmp_path: Path) -> None:
     run_id = project.run()["run_id"]
     result = project.prosec("resume", run_id)
     assert result.returncode == 0 and "already finished" in result.stdout
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_a_crash_inside_run_creation_leaves_nothing_listed_and_is_cleaned(
+    tmp_path: Path,
+) -> None:
+    """Issue 9: a run is created whole under a hidden name; what a crash mid-creation (or
+    mid-write) leaves is never listed `interrupted` and the next runner removes it."""
+    project = make(tmp_path / "p")
+    project.run()
+    half = project.root / "runs" / f".new-{_dead_pid()}-20260101-000000-abcdef"
+    (half / "sources").mkdir(parents=True)
+    (half / "compiled-intent.json").write_text("{}")
+    leftovers = [
+        project.root / "state/kv/.external.g.json.tmp-deadbeef",
+        project.root / "state/world-model/b/.pending.json.tmp-0badf00d",
+        project.root / "state/world-model/b/versions/.sha256_00.bin.tmp-12345678",
+    ]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("partial")
+    old = project.root / "state/world-model/b/.published.old-87654321"
+    old.mkdir()
+    dead = project.root / f"state/inbox/.0001-aaaaaa.json.tmp-aaaaaaaa-{_dead_pid()}"
+    live = project.root / f"state/inbox/.0002-bbbbbb.json.tmp-bbbbbbbb-{os.getpid()}"
+    dead.parent.mkdir(parents=True, exist_ok=True)
+    for path in (dead, live):  # a trigger writes its wake without the lock
+        path.write_text("partial")
+    status = json.loads(project.prosec("status", ".", "--json").stdout)
+    assert [r["state"] for r in status["runs"]] == ["complete"]
+    assert project.run()["failed"] == []
+    assert not half.exists() and not old.exists()
+    assert not any(path.exists() for path in [*leftovers, dead])
+    assert live.exists()  # its writer is alive: not a leftover
+    live.unlink()
+    assert project.prosec("receipts", "verify", ".").returncode == 0
+
+
+def test_resume_binds_the_caller_inputs_the_run_was_given(tmp_path: Path) -> None:
+    """Issue 9: `--input` values live in run.json; a run cut before its caller files
+    were written resumes to the truth an uninterrupted run publishes."""
+    from prosec.runtime import serve
+    from prosec.runtime.session import EngineOptions, open_project
+
+    from .crash.sweep import prosec, runtime_project, snapshot
+
+    reference = runtime_project(tmp_path / "ref", "filesystem")
+    assert prosec(reference.root, "run", ".", "--input", "topic=weather").returncode == 0
+    cut = runtime_project(tmp_path / "cut", "filesystem")
+    opened = open_project(cut.root)
+    opened.bind_renders({})
+    assert opened.backend.try_lock()
+    run = opened.create_run("run", [], [], inputs={"topic": "weather"})  # then the crash
+    opened.backend.unlock()
+    assert json.loads((run.path / "run.json").read_text())["inputs"] == {"topic": "weather"}
+    serve.resume(opened, run, EngineOptions(jobs=1))
+    assert (run.path / "world-model/caller/topic.md").is_file()
+    assert snapshot(cut.root, "filesystem", "runtime") == snapshot(
+        reference.root, "filesystem", "runtime"
+    )

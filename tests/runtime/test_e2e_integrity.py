@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from prosec.runtime.runs import runs_in_order
 
 from .project import Project, intent
@@ -41,12 +42,16 @@ def test_tampered_durable_ledger_is_detected(tmp_path: Path) -> None:
 def test_torn_last_line_is_reported_never_used(tmp_path: Path) -> None:
     project = chain(tmp_path)
     ledger = project.root / "state/world-model/a/receipts.jsonl"
+    committed = ledger.read_bytes()
     with open(ledger, "ab") as handle:
         handle.write(b'{"content_hash":"sha256:00')
-    run = project.prosec("run", ".")
-    assert run.returncode == 2 and "torn last line" in run.stderr
     verify = project.prosec("receipts", "verify", str(ledger))
     assert verify.returncode == 1 and "torn last line" in verify.stderr
+    # issue 9: the next runner cuts the torn tail (no pending record held it: it was
+    # never committed) and says so, instead of refusing the project for good
+    run = project.prosec("run", ".")
+    assert run.returncode == 0 and "cut a torn last line" in run.stderr, run.stderr
+    assert ledger.read_bytes() == committed
 
 
 def test_tampered_version_blob_is_detected(tmp_path: Path) -> None:
@@ -179,3 +184,20 @@ def test_inspect_latest_and_latest_n(tmp_path: Path) -> None:
     assert (latest["run_id"], previous["run_id"]) == (runs[1], runs[0])
     missing = project.prosec("inspect", "latest~2")
     assert missing.returncode == 2 and "only 2 runs" in missing.stderr
+
+
+@pytest.mark.parametrize("content", [b'{"value": NaN}', b'{"value": 1e400}', b'{"val', b"\xff"])
+def test_a_tampered_key_value_or_inbox_file_is_a_usage_error(
+    tmp_path: Path, content: bytes
+) -> None:
+    """The backends' own records are read strictly too (issue 9): an edited kv, pending
+    or inbox file is exit 2 naming it, never a crash."""
+    project = chain(tmp_path)
+    kv = project.root / "state/kv/inbox.claim.json"  # read by every runner
+    for path in (kv, project.root / "state/inbox/00000000000000000001-aaaaaa.json"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        run = project.prosec("run", ".")
+        assert run.returncode == 2, run.stderr
+        assert path.name in run.stderr and "cannot be trusted" in run.stderr
+        path.unlink()

@@ -26,7 +26,7 @@ def test_keys_round_trip() -> None:
 @pytest.mark.parametrize("key", ["audience", "caller.", "cache.x", ".x"])
 def test_a_key_outside_every_namespace_is_refused(key: str) -> None:
     with pytest.raises(
-        ValueError, match=re.escape(f"{key!r} is not `<caller|external|clock>.<name>`")
+        ValueError, match=re.escape(f"{key!r} is not `<caller|external|clock|inbox>.<name>`")
     ):
         parse_key(key)
 

@@ -62,7 +62,7 @@ def test_serve_reconciles_then_takes_wakes_queued_meanwhile(tmp_path: Path) -> N
     first, inbox = (summary for _, summary in runs.seen)
     assert sorted(first.rendered) == ["b", "c", "g"]
     assert inbox.rendered == ["c"]
-    assert project.backend.drain() == []
+    assert project.backend.inbox() == []
     assert project.backend.try_lock()  # released after each run
     project.backend.unlock()
 
@@ -88,7 +88,7 @@ def test_wake_helpers_refuse_what_is_not_a_node_or_gateway(tmp_path: Path) -> No
         serve.enqueue_trigger(project, "b", 1)
     with pytest.raises(SessionError, match=r"tick: 'nope' is not a node"):
         serve.enqueue_tick(project, "nope")
-    assert project.backend.drain() == []
+    assert project.backend.inbox() == []
     assert serve.clocked_nodes(project) == frozenset({"c"})
 
 
@@ -110,7 +110,7 @@ def test_a_held_lock_queues_a_wake_and_refuses_a_run(tmp_path: Path) -> None:
     finally:
         other.unlock()
     # the queued wake waited for whoever holds the lock next
-    assert [wake["node"] for wake in project.backend.drain()] == ["c"]
+    assert [wake["node"] for _, wake in project.backend.inbox()] == ["c"]
 
 
 def test_resume_finishes_a_cut_run(tmp_path: Path) -> None:

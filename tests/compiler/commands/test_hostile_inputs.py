@@ -118,6 +118,10 @@ def _append(rel: str, text: str) -> Callable[[Path], None]:
 
 MANIFEST = "dist/manifest.active.json"
 DEEP = "[" * 100_000 + "]" * 100_000
+DEEP_FENCE = (
+    "---\nname: deep\nkind: responsibility\nid: deep\n---\n\n# Deep\n\n### Maintains\n\n"
+    '- `x`: a value\n\n```json\n{"canonicalizer": ' + DEEP + "}\n```\n"
+)
 
 
 def _toml_setups(cwd: str) -> list[tuple[str, Callable[[Path], None], str]]:
@@ -300,6 +304,20 @@ CASES: list[Case] = [
         "build.source",
         cwd="ed",
         setup=_put("ed/prose.toml", '[build]\nsource = "nowhere"\n'),
+    ),
+    *(
+        Case(
+            f"{command}-deep-json-fence",  # a contract's ```json fence nested 100,000 deep
+            args,
+            "",
+            expect=0,
+            cwd="ed",
+            setup=_put("ed/src/deep.prose.md", DEEP_FENCE),
+        )
+        for command, args in (
+            ("build", ("build", "--offline-tools", ".")),
+            ("lint", ("lint", ".")),
+        )
     ),
     Case(
         "build-dist-is-a-file",

@@ -110,3 +110,13 @@ def test_edge_to_a_facet_the_canonicalizer_does_not_emit_is_an_error() -> None:
     ghost = Edge(subscriber="s", producer="p", facet="ghost", rung=Rung.PINNED, evidence="test")
     _, found = canonicalize.run(replace(topology, edges=(*topology.edges, ghost)))
     assert codes(found) == ["facet_not_emitted"]
+
+
+def test_a_json_block_too_deep_or_not_finite_is_not_a_crash() -> None:
+    # issue 9: a ```json fence nested 100,000 deep made the canonicalize pass raise
+    # RecursionError (build exited 3); the strict reader refuses it like any non-JSON
+    deep = "[" * 100_000 + "]" * 100_000
+    for content in ('{"canonicalizer": ' + deep + "}", '{"canonicalizer": NaN}', "1e400"):
+        spec, found = lowered(f"- `x`: a value\n\n```json\n{content}\n```")
+        assert spec == lowered("- `x`: a value")[0]
+        assert found == []

@@ -99,8 +99,16 @@ def test_key_values_pending_and_inbox(factory: Factory) -> None:
     assert factory().pendings() == {}
     for n in range(3):
         backend.enqueue({"node": "g", "source": "external", "refs": [str(n)]})
-    assert [w["refs"] for w in factory().drain()] == [["0"], ["1"], ["2"]]
-    assert backend.drain() == []
+    queued = factory().inbox()
+    assert [w["refs"] for _, w in queued] == [["0"], ["1"], ["2"]]
+    assert [w["refs"] for _, w in backend.inbox()] == [["0"], ["1"], ["2"]]  # peeking keeps them
+    backend.take([queued[0][0], queued[2][0], "999"])  # absent ids are ignored
+    assert [w["refs"] for _, w in factory().inbox()] == [["1"]]
+    backend.enqueue({"node": "g", "source": "external", "refs": ["3"]})
+    remaining = backend.inbox()
+    assert len({wake_id for wake_id, _ in remaining}) == 2  # ids are never reused
+    backend.take([wake_id for wake_id, _ in remaining])
+    assert factory().inbox() == []
 
 
 def test_runner_lock_is_exclusive(factory: Factory) -> None:
