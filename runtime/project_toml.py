@@ -136,7 +136,7 @@ def check(text: str, path: Path) -> ProjectToml:
     problems = _problems(data, lines)
     source = data.get("build", {}).get("source") if isinstance(data.get("build"), dict) else None
     if not problems and isinstance(source, str):
-        message = _source_outside(source, path.parent)
+        message = _source_problem(source, path.parent)
         if message is not None:
             problems.append(
                 ConfigProblem(key="build.source", message=message, line=lines.get("build.source"))
@@ -170,9 +170,10 @@ def _problems(data: Mapping[str, Any], lines: Mapping[str, int]) -> list[ConfigP
     return sorted(problems, key=lambda problem: (problem.line or 0, problem.key, problem.message))
 
 
-def _source_outside(source: str, root: Path) -> str | None:
+def _source_problem(source: str, root: Path) -> str | None:
     """Why `[build] source` does not name a folder inside the project (None when it does):
-    an absolute path, `..`, or a symlink that leads out. A build reads only its project."""
+    an absolute path, `..`, a symlink that leads out, or no such folder. A build reads only
+    its project, and every command (lint too) refuses the setting alike."""
     if Path(source).is_absolute() or ".." in re.split(r"[\\/]", source):
         return f"{source!r} must be a path inside the project, relative to its root"
     try:
@@ -181,6 +182,8 @@ def _source_outside(source: str, root: Path) -> str | None:
         inside = False
     if not inside:
         return f"{source!r} resolves outside the project (through a symlink)"
+    if not (root / source).is_dir():
+        return f"{source!r} is not a directory of the project"
     return None
 
 

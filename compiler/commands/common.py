@@ -10,7 +10,7 @@ import click
 
 from .. import config as config_mod
 from ..diagnostics import CODES, code_families
-from .errors import fail, user_errors
+from .errors import user_errors
 from .inputs import require_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -74,8 +74,6 @@ def project_config(
     """The config of the project at `root` with command-line flags applied (flags win)."""
     require_dir(root)
     config = load_config(root)
-    if config.source and not (root / config.source).is_dir():
-        fail(f"{config.path}: build.source: {config.source!r} is not a directory of the project")
     return config.with_overrides(
         strict=strict,
         offline_tools=offline_tools,

@@ -32,7 +32,15 @@ COMMANDS = [
     ("status", "."),
     ("inspect", "latest", "--root", "."),
     ("receipts", "list", "."),
+    ("receipts", "verify", "."),
+    ("receipts", "cost", "."),
+    ("preflight", "."),
+    ("install", "."),
+    ("serve", ".", "--port", "0"),
+    ("devtools", ".", "--port", "0"),
 ]
+# `validate` and `activate` read a compiled intent, never prose.toml; the language server
+# reports the same message as a diagnostic (tests/compiler/lsp/test_workspace.py).
 
 
 @pytest.fixture
@@ -52,9 +60,27 @@ def test_a_bad_setting_fails_every_command_alike(newsroom: Path, run_prosec: Run
     line = toml.read_text(encoding="utf-8").splitlines().index('jobs = "two"') + 1
     expected = [f"prosec: error: {toml.resolve()}:{line}: run.jobs: 'two' is not of type 'integer'"]
     for command in COMMANDS:
-        result = run_prosec(*command, cwd=newsroom)
+        result = run_prosec(*command, cwd=newsroom, timeout=60)
         assert (result.returncode, _errors(result)) == (2, expected), (command, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+def test_a_missing_source_folder_fails_every_command_alike(
+    newsroom: Path, run_prosec: Runner
+) -> None:
+    # `[build] source` naming no folder: `build` refused it (exit 2) while `lint` passed
+    # (exit 0) and `preflight` and `install` crashed (exit 3), as the check lived in
+    # build's command instead of in the one loader
+    toml = newsroom / "prose.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + '\n[build]\nsource = "nope"\n')
+    line = toml.read_text(encoding="utf-8").splitlines().index('source = "nope"') + 1
+    expected = [
+        f"prosec: error: {toml.resolve()}:{line}: build.source: "
+        "'nope' is not a directory of the project"
+    ]
+    for command in COMMANDS:
+        result = run_prosec(*command, cwd=newsroom, timeout=60)
+        assert (result.returncode, _errors(result)) == (2, expected), (command, result.stderr)
 
 
 def test_lint_no_longer_accepts_what_build_refuses(newsroom: Path, run_prosec: Runner) -> None:

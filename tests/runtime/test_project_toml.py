@@ -109,6 +109,7 @@ def test_a_key_inside_an_array_entry_points_at_its_line(tmp_path: Path) -> None:
         ("[run]\ntimeout = 0\n", "run.timeout"),
         ('[run]\nbackend = "redis"\n', "run.backend"),
         ('[build]\nsource = ""\n', "build.source"),
+        ('[build]\nsource = "nope"\n', "build.source: 'nope' is not a directory of the project"),
         ('[tools]\nskill_paths = "vendor"\n', "tools.skill_paths"),
         ('[render.digest]\nkind = "shell"\n', "render.digest.kind"),
         ('[render.digest]\ncallable = "not a callable"\n', "render.digest.callable"),
