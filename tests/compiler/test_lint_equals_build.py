@@ -21,7 +21,7 @@ from prosec.compiler.pipeline import compile_project
 
 from ..conftest import UPSTREAM
 from .corpus_support import BUILD_ONLY_CODES, HOST_CODES, INVALID, SERVER_CODES, programs
-from .upstream_support import library_files, upstream_systems
+from .upstream_support import upstream_programs
 
 Finding = tuple[Path, int, int, str, str, str]
 
@@ -74,15 +74,6 @@ def test_lint_of_one_file_reports_its_part_of_the_build(root: Path) -> None:
     for source in sorted((root / "src").glob("*.prose.md")):
         own = {f for f in build if f[0] == source.resolve()}
         assert linted([source], root) == own, source.name
-
-
-def upstream_programs() -> list[Path]:
-    """Each example project, every other directory of programs, and each `std/` and `co/`
-    file: the programs the conformance build test builds (test_upstream_build.py)."""
-    return [
-        *(system.parent if system.name == "src" else system for system in upstream_systems()),
-        *library_files(),
-    ]
 
 
 @pytest.mark.conformance

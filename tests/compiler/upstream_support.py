@@ -33,3 +33,12 @@ def library_files() -> list[Path]:
     return sorted(
         [*UPSTREAM.glob("packages/std/**/*.prose.md"), *UPSTREAM.glob("packages/co/**/*.prose.md")]
     )
+
+
+def upstream_programs() -> list[Path]:
+    """Each example project, every other directory of programs, and each `std/` and `co/`
+    file: the programs the conformance build test builds (test_upstream_build.py)."""
+    return [
+        *(system.parent if system.name == "src" else system for system in upstream_systems()),
+        *library_files(),
+    ]

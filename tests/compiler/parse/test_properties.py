@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from prosec.compiler.lint import decode_source
 from prosec.compiler.parse import parse_source
 from prosec.compiler.passes import continuity
 
-from ...conftest import CORPUS, UPSTREAM
+from ...conftest import CORPUS
 from .spans import bad_spans
 
 PATH = "src/sample.prose.md"
@@ -33,14 +34,12 @@ def check_everything(text: str) -> list[Diagnostic]:
     return found
 
 
-def _samples() -> list[str]:
-    files = sorted(CORPUS.glob("*/src/*.prose.md"))
-    if UPSTREAM.is_dir():  # a spread of real programs by other authors
-        files += sorted(UPSTREAM.rglob("*.prose.md"))[::9]
+def _samples(files: list[Path]) -> list[str]:
     return [f.read_text(encoding="utf-8") for f in files]
 
 
-SAMPLES = _samples()
+# this project's programs; the conformance tier adds a spread of upstream ones
+SAMPLES = _samples(sorted(CORPUS.glob("*/src/*.prose.md")))
 
 # Markdown and contract tokens, so random text reaches the interesting parser states
 _TOKENS = [
@@ -114,9 +113,9 @@ def test_arbitrary_bytes_through_the_cli_decoder(data: bytes) -> None:
 
 
 @st.composite
-def mutated(draw: st.DrawFn) -> str:
+def mutated(draw: st.DrawFn, samples: list[str] = SAMPLES) -> str:
     """A real program after a few line-level edits that authors make by accident."""
-    lines = draw(st.sampled_from(SAMPLES)).split("\n")
+    lines = draw(st.sampled_from(samples)).split("\n")
     for _ in range(draw(st.integers(1, 4))):
         if not lines:
             break
@@ -153,9 +152,22 @@ def test_mutated_programs_never_raise(text: str) -> None:
     check_everything(text)
 
 
-def test_samples_include_both_corpora() -> None:
+@pytest.mark.conformance
+@SETTINGS
+@given(data=st.data())
+def test_mutated_upstream_programs_never_raise(upstream: Path, data: st.DataObject) -> None:
+    samples = _upstream_samples(upstream)
+    check_everything(data.draw(mutated(samples)))
+
+
+@functools.cache
+def _upstream_samples(upstream: Path) -> list[str]:
+    """A spread of real programs by other authors (read once per session)."""
+    return _samples(sorted(upstream.rglob("*.prose.md"))[::9])
+
+
+def test_samples_are_the_corpus_programs() -> None:
     assert len(SAMPLES) > 60
-    assert Path(CORPUS).is_dir()
 
 
 # inputs hypothesis found once; kept so they stay fixed
