@@ -1,11 +1,10 @@
 """A layered drawing of the topology (Sugiyama style), computed once in Python.
 
-Layers are networkx's topological generations (a node one column right of its deepest
-producer); an edge that spans several columns passes through a placeholder point in
+Layers are topological generations (a node one column right of its deepest producer,
+from the runtime's graphlib order); an edge that spans several columns passes through a placeholder point in
 each, so crossings can be reduced for it too; each column is ordered by the median
 position of its neighbours, sweeping left-to-right and back a fixed number of times;
-ties break by name, so the same topology always gets the same picture. The only
-networkx user of the runtime.
+ties break by name, so the same topology always gets the same picture.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ import functools
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from ..graphs import find_cycle, topological_order
 
 __all__ = ["Box", "Layout", "layered_layout"]
 
@@ -53,21 +54,22 @@ def layered_layout(
     nodes: Sequence[str], links: Iterable[tuple[str, str]], labels: dict[str, str] | None = None
 ) -> Layout:
     """Lay out `nodes` with (producer, subscriber) `links` left to right."""
-    import networkx as nx
-
-    graph = nx.DiGraph()
-    graph.add_nodes_from(sorted(nodes))
-    pairs = sorted({(a, b) for a, b in links if a != b and a in graph and b in graph})
-    graph.add_edges_from(pairs)
-    if not nx.is_directed_acyclic_graph(graph):  # draw what there is, cycles broken
-        graph.remove_edges_from(sorted(nx.find_cycle(graph)))
-        pairs = sorted(graph.edges())
-    # a generation is the longest path from a source: right after the deepest producer
-    layer = {}
-    for depth, generation in enumerate(nx.topological_generations(graph)):
-        for name in generation:
-            layer[name] = depth
-    columns, chains = _with_placeholders(sorted(graph.nodes), pairs, layer)
+    names = sorted(set(nodes))
+    known = set(names)
+    pairs = sorted({(a, b) for a, b in links if a != b and a in known and b in known})
+    # draw what there is: each cycle broken by leaving its edges out (the runtime's one
+    # cycle check, so a drawing with several cycles needs no other graph library)
+    while cycle := find_cycle(names, pairs):
+        broken = set(itertools.pairwise(cycle))
+        pairs = [pair for pair in pairs if pair not in broken]
+    # a node's column is its longest path from a source: right after its deepest producer
+    producers: dict[str, list[str]] = {name: [] for name in names}
+    for a, b in pairs:
+        producers[b].append(a)
+    layer: dict[str, int] = {}
+    for name in topological_order(names, pairs):
+        layer[name] = max((layer[p] + 1 for p in producers[name]), default=0)
+    columns, chains = _with_placeholders(names, pairs, layer)
     _order(columns, chains)
     text = labels or {}
     widths = [

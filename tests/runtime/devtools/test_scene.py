@@ -99,6 +99,14 @@ def test_layout_survives_a_cycle() -> None:
     assert set(layout.boxes) == {"a", "b"}
 
 
+def test_layout_survives_several_cycles() -> None:
+    # networkx's layout broke one cycle and then raised NetworkXUnfeasible on the next
+    links = [("a", "b"), ("b", "a"), ("c", "d"), ("d", "c"), ("b", "c"), ("e", "e")]
+    layout = layered_layout(["a", "b", "c", "d", "e"], links)
+    assert set(layout.boxes) == {"a", "b", "c", "d", "e"}
+    assert layout == layered_layout(["e", "d", "c", "b", "a"], list(reversed(links)))
+
+
 def test_cost_summary_by_node_and_cause() -> None:
     rows = [
         receipt("g", 1, fresh=10),
