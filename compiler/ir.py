@@ -18,9 +18,22 @@ from .values import value
 
 ATOMIC_FACET = "@atomic"
 
-KINDS = ("responsibility", "function", "gateway", "pattern", "test")
-RETIRED_KINDS = {"service": "function", "system": "responsibility"}
-NODE_KINDS = ("responsibility", "gateway")
+
+class ContractKind(StrEnum):
+    """A contract's `kind:`. A parsed contract holds the string as written (rules report a
+    bad one, the compiled intent calls it `unknown`); a member equals its string."""
+
+    RESPONSIBILITY = "responsibility"
+    FUNCTION = "function"
+    GATEWAY = "gateway"
+    PATTERN = "pattern"
+    TEST = "test"
+
+
+KINDS = tuple(ContractKind)
+RETIRED_KINDS = {"service": ContractKind.FUNCTION, "system": ContractKind.RESPONSIBILITY}
+# the kinds that become topology nodes
+NODE_KINDS = (ContractKind.RESPONSIBILITY, ContractKind.GATEWAY)
 
 # `# Runtime Adapter [runtime]`: a `#` title ending in a bracketed parameter declares a
 # contract template, mounted once per facet the parameter ranges over
@@ -228,7 +241,7 @@ class Contract:
     @property
     def template_parameter(self) -> str | None:
         """The parameter a responsibility's `# Title [param]` declares (a contract template)."""
-        if self.kind != "responsibility" or self.inline or not self.title:
+        if self.kind != ContractKind.RESPONSIBILITY or self.inline or not self.title:
             return None
         match = _TITLE_PARAMETER.match(self.title)
         return match.group("parameter") if match else None

@@ -11,14 +11,14 @@ from pathlib import Path
 from ..config import CONFIG_NAME
 from ..diagnostics import Diagnostic
 from ..fixes import qualifier
-from ..ir import Contract, Need, SourceFile
+from ..ir import Contract, ContractKind, Need, SourceFile
 from . import wiring
 from .locate import contract_at
 from .positions import LineIndex, Range
 from .workspace import Analysis
 
 QUICKFIX, REWRITE = "quickfix", "refactor.rewrite"
-TOOLS_KINDS = ("responsibility", "function")
+TOOLS_KINDS = (ContractKind.RESPONSIBILITY, ContractKind.FUNCTION)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from prosec.runtime import cadence as runtime_cadence
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
-from ..ir import Continuity, Contract, Project, Section, Span, WakeSource
+from ..ir import Continuity, Contract, ContractKind, Project, Section, Span, WakeSource
 
 _MODE = re.compile(r"\b(input|self|external)[- ]?driven\b", re.IGNORECASE)
 _SELF_MODE = re.compile(r"\bself[- ]?driven\b", re.IGNORECASE)
@@ -103,7 +103,7 @@ def run(project: Project) -> tuple[Project, list[Diagnostic]]:
 
 def lower(contract: Contract) -> tuple[Continuity, list[Diagnostic]]:
     """One contract's wake source and cadence; the default is documented, never silent."""
-    default = WakeSource.EXTERNAL if contract.kind == "gateway" else WakeSource.INPUT
+    default = WakeSource.EXTERNAL if contract.kind == ContractKind.GATEWAY else WakeSource.INPUT
     sections = contract.sections_named("continuity")
     if not sections:
         cadence, cadence_text = parse_cadence(_schedule_text(contract))

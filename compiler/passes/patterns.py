@@ -18,6 +18,7 @@ from ..ir import (
     Body,
     Continuity,
     Contract,
+    ContractKind,
     Need,
     PatternInstance,
     Project,
@@ -44,7 +45,9 @@ _REPORTED = object()  # a dependency reference that did not resolve: loading rep
 def run(project: Project) -> tuple[Project, list[Diagnostic]]:
     """Append one contract per pattern instance to the file that declares it."""
     scope = _Scope(
-        patterns={c.name: c for c in project.contracts if c.kind == "pattern" and c.name},
+        patterns={
+            c.name: c for c in project.contracts if c.kind == ContractKind.PATTERN and c.name
+        },
         nodes=frozenset(c.name for c in project.contracts if c.kind in NODE_KINDS),
         taken={c.name for c in project.contracts},
         files={f.path: f for f in project.files},
@@ -140,7 +143,11 @@ def _lookup(reference: str, scope: _Scope, source: SourceFile) -> Contract | obj
         if target is None:
             return _REPORTED
         return next(
-            (c for c in target.contracts if not c.inline and c.kind == "pattern" and c.name),
+            (
+                c
+                for c in target.contracts
+                if not c.inline and c.kind == ContractKind.PATTERN and c.name
+            ),
             None,
         )
     name = text.removesuffix(".prose.md").removesuffix(".md")
@@ -253,7 +260,7 @@ def _contract(
     )
     return Contract(
         name=instance.name,
-        kind="responsibility" if node else "function",
+        kind=ContractKind.RESPONSIBILITY if node else ContractKind.FUNCTION,
         span=instance.span,
         name_span=instance.span,
         path=host.path,

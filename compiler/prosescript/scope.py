@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from ..discover import source_stem as _stem
-from ..ir import Contract, Item, Section
+from ..ir import Contract, ContractKind, Item, Section
 from ..values import value
 
 if TYPE_CHECKING:  # the rule chain imports this package: no import back at run time
@@ -45,7 +45,7 @@ class ContractScope:
 
 def contract_scope(contract: Contract, context: RuleContext) -> ContractScope:
     inputs = set(_declared_inputs(contract, context.source.text.split("\n")))
-    if contract.kind == "pattern":
+    if contract.kind == ContractKind.PATTERN:
         inputs.add("config")
         inputs.update(_slot_io_names(contract))
     targets = set(_call_targets(contract, context))

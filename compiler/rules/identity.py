@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic, Edit, Fix
 from ..frozen import thaw
-from ..ir import KINDS, NODE_KINDS, RETIRED_KINDS, Contract, Project, Span
+from ..ir import KINDS, NODE_KINDS, RETIRED_KINDS, Contract, ContractKind, Project, Span
 from .context import RuleContext
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -60,9 +60,9 @@ def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
             f"unknown kind `{kind}`; expected one of {', '.join(KINDS)}",
             kind_span,
         )
-    if kind == "responsibility":
+    if kind == ContractKind.RESPONSIBILITY:
         yield from _check_id(contract, span, source.text)
-    if kind == "test" and not contract.subject:
+    if kind == ContractKind.TEST and not contract.subject:
         yield diag.make(
             "subject_missing",
             "a test needs `subject:` naming the responsibility or function it runs",
@@ -156,7 +156,7 @@ def check_project(project: Project) -> Iterator[Diagnostic]:
         if contract.name:
             scope = contract.path if contract.inline and contract.kind not in NODE_KINDS else ""
             by_name[(scope, contract.name)].append(contract)
-        if contract.kind == "responsibility" and contract.id:
+        if contract.kind == ContractKind.RESPONSIBILITY and contract.id:
             by_id[contract.id].append(contract)
     for (_, name), group in sorted(by_name.items()):
         if len(group) > 1:
@@ -181,11 +181,13 @@ def check_project(project: Project) -> Iterator[Diagnostic]:
 
 def _check_subjects(project: Project) -> Iterator[Diagnostic]:
     runnable = {
-        c.name for c in project.contracts if c.kind in ("responsibility", "function", "gateway")
+        c.name
+        for c in project.contracts
+        if c.kind in (ContractKind.RESPONSIBILITY, ContractKind.FUNCTION, ContractKind.GATEWAY)
     }
     directories = [f.path.rpartition("/")[0] for f in project.files]
     for contract in project.contracts:
-        if contract.kind != "test" or not contract.subject:
+        if contract.kind != ContractKind.TEST or not contract.subject:
             continue
         if directories.count(contract.path.rpartition("/")[0]) < 2:
             continue  # its neighbours were not loaded, so the subject cannot be looked up

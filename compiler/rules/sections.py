@@ -9,7 +9,7 @@ from ..diagnostics import Diagnostic, Edit, Fix
 from ..ir import ATOMIC_FACET, KINDS, Contract, Section, Span, WakeSource
 from .context import RuleContext
 
-R, F, G, P, T = "responsibility", "function", "gateway", "pattern", "test"
+R, F, G, P, T = KINDS
 
 # section key → the kinds it applies to (a gateway is an external-driven responsibility)
 SECTION_KINDS: dict[str, frozenset[str]] = {

@@ -105,3 +105,16 @@ def test_a_project_is_a_usable_dictionary_key() -> None:
     texts = [("a.prose.md", "---\nname: a\nkind: function\n---\n### Returns\n- `x`: y\n")]
     memo: dict[Project, str] = {parse_texts(texts)[0]: "seen"}
     assert memo[parse_texts(texts)[0]] == "seen"
+
+
+def test_contract_kinds_are_one_enum_and_the_schema_agrees() -> None:
+    import json
+
+    from prosec.compiler.ir import KINDS, NODE_KINDS, ContractKind
+
+    from ..conftest import REPO
+
+    schema = json.loads((REPO / "schemas" / "compiled-intent.schema.json").read_text())
+    written = schema["$defs"]["source"]["properties"]["kind"]["enum"]
+    assert [*KINDS, "unknown"] == written
+    assert set(NODE_KINDS) <= set(ContractKind) and ContractKind.GATEWAY == "gateway"

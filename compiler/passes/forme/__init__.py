@@ -17,6 +17,7 @@ from ...fixes import qualifier
 from ...ir import (
     ATOMIC_FACET,
     Contract,
+    ContractKind,
     Edge,
     Instance,
     Need,
@@ -85,7 +86,7 @@ def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
 
 def _node(contract: Contract, instance: Instance | None) -> TopologyNode:
     continuity = contract.continuity
-    default = WakeSource.EXTERNAL if contract.kind == "gateway" else WakeSource.INPUT
+    default = WakeSource.EXTERNAL if contract.kind == ContractKind.GATEWAY else WakeSource.INPUT
     wake = continuity.wake_source if continuity else default
     cadence = continuity.cadence if continuity and wake is WakeSource.SELF else None
     return TopologyNode(
