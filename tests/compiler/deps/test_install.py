@@ -244,3 +244,29 @@ def test_no_dependencies_is_nothing_to_do(tmp_path: Path, run_prosec: Runner) ->
     result = run_prosec("install", cwd=root)
     assert result.returncode == 0 and "no dependencies to install" in result.stderr
     assert not (root / "prose.lock").exists()
+
+
+def test_std_and_co_share_one_clone_and_a_sha_pin_holds(
+    tmp_path: Path, mirror: Mirror, run_prosec: Runner
+) -> None:
+    files = {
+        "packages/std/evals/grade.prose.md": function("grade"),
+        "packages/co/tools/fmt/index.prose.md": function("fmt"),
+    }
+    first = mirror.publish("openprose/prose", files)
+    newer = mirror.publish("openprose/prose", {"README.md": "newer\n"})
+    root = app(tmp_path / "app", f"std/evals/grade@{first}", "co/tools/fmt")
+    (root / "prose.toml").write_text(
+        '[deps]\n"github.com/openprose" = "../mirror/openprose"\n', encoding="utf-8"
+    )
+    result = run_prosec("install", cwd=root)
+    assert result.returncode == 0, result.stderr
+    # one clone, one lock entry, at the pinned commit rather than the newer head
+    assert newer != first and lock_of(root) == {"github.com/openprose/prose": first}
+    assert [p.name for p in (root / "deps" / "github.com" / "openprose").iterdir()] == ["prose"]
+    assert result.stderr.count("cloning github.com/openprose/prose") == 1
+    build = run_prosec("build", "--offline-tools", cwd=root)
+    assert build.returncode == 0, build.stderr
+    intent = (root / "dist" / "manifest.next.json").read_text(encoding="utf-8")
+    for path in files:
+        assert f"deps/github.com/openprose/prose/{path}" in intent
