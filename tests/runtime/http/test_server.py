@@ -326,3 +326,32 @@ def test_serving_the_in_context_backend(tmp_path: Path) -> None:
         assert nodes["g"] == "rendered" and nodes["b"] == "rendered"
         assert client.get("/cost").json()["total"]["receipts"] == 3
     assert not (root.root / "state").exists()
+
+
+def overlap(timeline: Path, nodes: set[str]) -> int:
+    """The most renders of `nodes` running at once, from the test render's timeline.log."""
+    marks = []
+    for line in timeline.read_text().splitlines():
+        node, what, at = line.split()
+        if node in nodes:
+            marks.append((float(at), 0 if what == "end" else 1))
+    running_now = peak = 0
+    for _, start in sorted(marks):
+        running_now += 1 if start else -1
+        peak = max(peak, running_now)
+    return peak
+
+
+def test_renders_run_in_parallel_bounded_by_jobs(tmp_path: Path) -> None:
+    desks = {f"d{i}" for i in range(4)}
+    nodes: dict[str, dict[str, Any]] = {"g": {"wake_source": "external"}}
+    nodes.update({desk: {} for desk in desks})
+    root = Root.create(tmp_path / "p", intent(nodes, [(d, "g", "@atomic") for d in desks], ["g"]))
+    for desk in desks:
+        root.world(desk, {"_control": {"sleep": 0.6}})
+    with running(settings_for(root.root, cadences=False, jobs=2)) as client:
+        ack = client.post("/trigger/g", json={"n": 1}).json()
+        wait_until(lambda: finished(client, ack["run_id"]), what="the run to finish")
+        assert run_state(client, ack["run_id"]) == "complete"
+    assert all(root.renders()[desk] == 1 for desk in desks)
+    assert overlap(root.root / "timeline.log", desks) == 2  # in parallel, never more than 2
