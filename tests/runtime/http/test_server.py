@@ -355,3 +355,29 @@ def test_renders_run_in_parallel_bounded_by_jobs(tmp_path: Path) -> None:
         assert run_state(client, ack["run_id"]) == "complete"
     assert all(root.renders()[desk] == 1 for desk in desks)
     assert overlap(root.root / "timeline.log", desks) == 2  # in parallel, never more than 2
+
+
+def test_an_http_trigger_is_fingerprinted_as_prosec_trigger(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    with running(settings_for(root.root, cadences=False)) as client:
+        ack = client.post("/trigger/g", content=b'{"b": [1, 2], "a": "x"}').json()
+        wait_until(lambda: finished(client, ack["run_id"]))
+    # the same content from the command line, keys in another order: the same token,
+    # so the gateway memo-skips and nothing downstream renders again
+    cli = root.prosec("trigger", "g", "--data", '{"a": "x", "b": [1, 2]}', "--json")
+    assert cli.returncode == 0, cli.stderr
+    summary = json.loads(cli.stdout)
+    assert summary["rendered"] == [] and summary["skipped"] == ["g"]
+    info = json.loads((root.run_dir(summary["run_id"]) / "run.json").read_text())
+    assert info["wakes"][0]["refs"] == [ack["token"]]
+    assert root.renders() == {"g": 1, "b": 1, "c": 1}
+
+
+def test_pages_and_assets_name_no_other_origin(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    with running(settings_for(root.root, cadences=False)) as client:
+        page = client.get("/").text
+        assets = [client.get(f"/static/{name}") for name in ("app.js", "app.css")]
+        assert all(a.status_code == 200 for a in assets)
+        for text in (page, client.get("/docs").text, *(a.text for a in assets)):
+            assert "://" not in text and 'src="//' not in text and 'href="//' not in text
