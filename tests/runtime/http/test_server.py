@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -381,3 +382,31 @@ def test_pages_and_assets_name_no_other_origin(tmp_path: Path) -> None:
         assert all(a.status_code == 200 for a in assets)
         for text in (page, client.get("/docs").text, *(a.text for a in assets)):
             assert "://" not in text and 'src="//' not in text and 'href="//' not in text
+
+
+def test_a_cron_cadence_fires_at_its_minute_and_catches_up_once(tmp_path: Path) -> None:
+    nodes: dict[str, dict[str, Any]] = {
+        "g": {"wake_source": "external"},
+        "b": {},
+        "c": {"wake_source": "self", "cadence": "cron:0 9 * * *"},
+    }
+    root = Root.create(tmp_path / "p", intent(nodes, EDGES, ["g"]))
+    clock = FakeClock(dt.datetime(2031, 3, 1, 8, 0, tzinfo=dt.UTC))
+    settings = settings_for(root.root, clock=clock)
+    idle = lambda c: c.get("/status").json()["server"]["in_flight"] is None  # noqa: E731
+    with running(settings) as client:
+        wait_until(lambda: root.renders()["c"] == 1, what="the first wake (never rendered)")
+        wait_until(lambda: idle(client))
+        clock.advance(minutes=59)  # 08:59: 09:00 has not come round
+        time.sleep(0.5)  # ten polls of the cadences
+        wait_until(lambda: idle(client))
+        assert root.renders()["c"] == 1
+        clock.advance(minutes=1, seconds=30)  # 09:00:30
+        wait_until(lambda: root.renders()["c"] == 2, what="the 09:00 wake")
+        wait_until(lambda: idle(client))
+    clock.advance(days=3)  # three 09:00s missed while stopped: one catch-up wake
+    with running(settings) as client:
+        wait_until(lambda: root.renders()["c"] == 3, what="the catch-up wake")
+        time.sleep(0.5)
+        wait_until(lambda: idle(client))
+        assert root.renders()["c"] == 3
