@@ -65,12 +65,23 @@ def page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # nothing is fetched from a CDN: every request the page makes goes to the server
+    elsewhere: list[str] = []
+    page.on(
+        "request",
+        lambda request: (
+            None
+            if request.url.startswith(("http://127.0.0.1:", "data:", "about:"))
+            else elsewhere.append(request.url)
+        ),
+    )
     page.set_default_timeout(20_000)
     try:
         yield page
     finally:
         context.close()
     assert not errors, f"the page raised: {errors}"
+    assert not elsewhere, f"the page fetched from elsewhere: {elsewhere}"
 
 
 @pytest.fixture(scope="session")

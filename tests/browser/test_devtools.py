@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ import pytest
 
 from ..conftest import CORPUS, prosec_bin
 from ..runtime.http.harness import ServeProcess
+from ..runtime.project import Project as Root
+from ..runtime.project import intent
 
 pytestmark = pytest.mark.browser
 
@@ -171,6 +174,84 @@ def test_a_live_trigger_animates(page: Any, newsroom: ServeProcess, artifacts: P
         f"document.getElementById('position').textContent === '{final} / {final}'"
     )
     assert "run" in page.inner_text("#status")
+
+
+def _position(page: Any) -> int:
+    return int(page.inner_text("#position").split(" /")[0])
+
+
+def test_playback_plays_pauses_and_follows_the_speed(page: Any, newsroom: ServeProcess) -> None:
+    _open(page, newsroom.base)
+    total = len(_steps(newsroom))
+    _scrub(page, 0)
+    page.select_option("#speed", "0.5")  # 1.6 s a receipt: timers are never early
+    started = time.monotonic()
+    page.click("#play")
+    assert page.inner_text("#play") == "❚❚"
+    page.wait_for_function("document.getElementById('position').textContent.startsWith('2 /')")
+    assert time.monotonic() - started >= 1.9  # 0.4 s to the first step, 1.6 s to the next
+    page.click("#play")  # pause: the position holds
+    assert page.inner_text("#play") == "▶"
+    held = _position(page)
+    page.wait_for_timeout(2000)
+    assert _position(page) == held
+    page.select_option("#speed", "4")  # 0.2 s a receipt
+    started = time.monotonic()
+    page.click("#play")
+    page.wait_for_function(
+        f"document.getElementById('position').textContent === '{total} / {total}'"
+        " && document.getElementById('play').textContent === '▶'",  # it stops at the end
+        timeout=60_000,
+    )
+    # at 1x the rest would take at least 0.8 s a receipt
+    assert time.monotonic() - started < 0.8 * (total - held)
+
+
+def test_rendered_skipped_and_failed_receipts_flash_dim_and_red(
+    page: Any, tmp_path: Path, artifacts: Path
+) -> None:
+    doc = intent(
+        {"g": {"wake_source": "external"}, "b": {}, "c": {}},
+        [("b", "g", "@atomic"), ("c", "b", "@atomic")],
+        ["g"],
+    )
+    root = Root.create(tmp_path / "p", doc)
+    root.run()
+    root.world("b", {"_control": {"fail": 3}})
+    assert root.prosec("trigger", "g", "--data", '{"x": 1}').returncode == 1  # b fails
+    root.world("b", {})
+    assert root.prosec("trigger", "g", "--data", '{"x": 1}').returncode == 0  # g memo-skips
+    server = ServeProcess(root.root, command="devtools").wait_ready()
+    try:
+        _open(page, server.base)
+        statuses = [(s["node"], s["status"]) for s in _steps(server)]
+        assert statuses[3:] == [("g", "rendered"), ("b", "failed"), ("g", "skipped")]
+
+        def node(name: str) -> set[str]:
+            classes = page.get_attribute(f"svg.dag .node[data-node='{name}']", "class")
+            return set(str(classes).split())
+
+        _scrub(page, 4)
+        assert {"st-rendered", "current", "flash-rendered"} <= node("g")
+        _scrub(page, 5)
+        assert {"st-failed", "current", "flash-failed"} <= node("b")
+        # the failed red (#f85149), once the stroke's 0.3 s transition is over
+        page.wait_for_function(
+            "getComputedStyle(document.querySelector(\"svg.dag .node[data-node='b'] rect\"))"
+            ".stroke === 'rgb(248, 81, 73)'",
+            timeout=5_000,
+        )
+        assert "failed" in page.inner_text("#caption")
+        _scrub(page, 6)
+        assert {"st-skipped", "current", "flash-skipped"} <= node("g")
+        assert "st-failed" in node("b") and "current" not in node("b")
+        animation = page.eval_on_selector(
+            "svg.dag .node[data-node='g']", "n => getComputedStyle(n).animationName"
+        )
+        assert animation == "dim"
+        page.screenshot(path=str(artifacts / "statuses-skipped-failed.png"))
+    finally:
+        assert server.terminate() == 0, server.output
 
 
 @pytest.mark.conformance

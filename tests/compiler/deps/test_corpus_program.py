@@ -8,6 +8,7 @@ lets the corpus commit a prose.lock for it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -115,3 +116,29 @@ def test_install_build_run_and_preflight(app: Path, run_prosec: Runner) -> None:
     assert preflight.returncode == 0, preflight.stdout
     assert preflight.stdout.splitlines()[-1] == "preflight: pass"
     assert f"pass  dependency {REPO}: at {locked(app)[REPO][:12]}" in preflight.stdout
+
+
+def test_compiling_and_running_never_run_git(app: Path, tmp_path: Path, run_prosec: Runner) -> None:
+    """With deps/ installed, lint, build, activate, trigger and status run no `git`: one
+    first on PATH that only records its calls and fails is never called (preflight, which
+    does run git, calls it)."""
+    assert run_prosec("install", "--frozen", cwd=app).returncode == 0
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    calls = tmp_path / "git-calls.txt"
+    (shim / "git").write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexit 1\n', encoding="utf-8")
+    (shim / "git").chmod(0o755)
+    env = {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
+    for args in (
+        ("lint", "."),
+        ("build", "--offline-tools"),
+        ("activate",),
+        ("trigger", "pantry-feed", "--data", json.dumps(STOCK)),
+        ("status",),
+    ):
+        result = run_prosec(*args, cwd=app, env=env)
+        assert result.returncode == 0, (args, result.stdout + result.stderr)
+    assert not calls.exists(), calls.read_text(encoding="utf-8")
+    # the shim is live: preflight reaches it (and so fails its dependency check)
+    preflight = run_prosec("preflight", cwd=app, env=env)
+    assert preflight.returncode == 1 and calls.is_file()

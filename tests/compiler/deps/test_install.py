@@ -3,12 +3,15 @@ install, lock, update, frozen, transitive, cycle, conflict, missing and tampered
 
 from __future__ import annotations
 
+import os
+import pty
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from ...conftest import Runner
+from ...conftest import Runner, prosec_bin
 from .repos import Mirror, contract, git
 
 HOST = "example.org"
@@ -244,3 +247,65 @@ def test_no_dependencies_is_nothing_to_do(tmp_path: Path, run_prosec: Runner) ->
     result = run_prosec("install", cwd=root)
     assert result.returncode == 0 and "no dependencies to install" in result.stderr
     assert not (root / "prose.lock").exists()
+
+
+def test_std_and_co_share_one_clone_and_a_sha_pin_holds(
+    tmp_path: Path, mirror: Mirror, run_prosec: Runner
+) -> None:
+    files = {
+        "packages/std/evals/grade.prose.md": function("grade"),
+        "packages/co/tools/fmt/index.prose.md": function("fmt"),
+    }
+    first = mirror.publish("openprose/prose", files)
+    newer = mirror.publish("openprose/prose", {"README.md": "newer\n"})
+    root = app(tmp_path / "app", f"std/evals/grade@{first}", "co/tools/fmt")
+    (root / "prose.toml").write_text(
+        '[deps]\n"github.com/openprose" = "../mirror/openprose"\n', encoding="utf-8"
+    )
+    result = run_prosec("install", cwd=root)
+    assert result.returncode == 0, result.stderr
+    # one clone, one lock entry, at the pinned commit rather than the newer head
+    assert newer != first and lock_of(root) == {"github.com/openprose/prose": first}
+    assert [p.name for p in (root / "deps" / "github.com" / "openprose").iterdir()] == ["prose"]
+    assert result.stderr.count("cloning github.com/openprose/prose") == 1
+    build = run_prosec("build", "--offline-tools", cwd=root)
+    assert build.returncode == 0, build.stderr
+    intent = (root / "dist" / "manifest.next.json").read_text(encoding="utf-8")
+    for path in files:
+        assert f"deps/github.com/openprose/prose/{path}" in intent
+
+
+def test_git_progress_streams_to_a_terminal_stderr(tmp_path: Path, mirror: Mirror) -> None:
+    """With stderr on a terminal, install forwards git's own clone progress there."""
+    mirror.publish("acme/lib", {"price.prose.md": function("price")})
+    root = app(tmp_path / "app", f"{HOST}/acme/lib/price")
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [prosec_bin(), "install"],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=120,
+            check=False,
+        )
+        os.close(follower)
+        follower = -1
+        seen = b""
+        while True:  # bounded: the child has exited, the terminal holds what it wrote
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    assert done.returncode == 0
+    text = seen.decode("utf-8", "replace")
+    assert "Cloning into" in text  # git's own progress
+    assert f"prosec: cloned {HOST}/acme/lib in " in text

@@ -225,3 +225,12 @@ def test_services_and_nested_instances_are_references(installed: Path) -> None:
 def _line(path: Path, needle: str) -> int:
     lines = path.read_text(encoding="utf-8").split("\n")
     return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+def test_an_unresolved_local_use_names_both_candidates(installed: Path) -> None:
+    (installed / "src/board.prose.md").write_text(board("./nope"), "utf-8")
+    found = [d for d in lint(installed) if d.code.startswith("dependency_")]
+    assert [d.code for d in found] == ["dependency_unresolved"]
+    assert found[0].message == (
+        "`./nope` names no file: neither src/nope.prose.md nor src/nope/index.prose.md exists"
+    )

@@ -111,3 +111,33 @@ def test_cadence_clock_from_the_environment(tmp_path: Path) -> None:
     wait_until(lambda: root.renders()["c"] == 2, what="the catch-up wake")
     assert server.terminate() == 0
     assert root.renders()["c"] == 2
+
+
+def test_a_wake_queued_at_sigterm_is_served_after_restart(tmp_path: Path) -> None:
+    root = Root.create(tmp_path / "p", doc())
+    root.world("b", {"_control": {"sleep": 30}})
+    server = ServeProcess(root.root, "--grace", "0.5", "--no-cadences").wait_ready()
+    with server.client() as client:
+        first = client.post("/trigger/g", json={"edition": "first"}).json()
+        wait_until(lambda: "b" in root.renders(), what="b's render to start")
+        queued = client.post("/trigger/g", json={"edition": "second"}).json()
+        assert queued["state"] == "queued" and queued["run_id"] is None
+    assert server.terminate() == 0
+    # acknowledged, not yet served: it waits on disk (the inbox, or the cut run's wakes)
+    assert root.published("g")["data"] == {"edition": "first"}
+    inbox = [json.loads(p.read_text()) for p in (root.root / "state/inbox").glob("*.json")]
+    claimed = json.loads((root.run_dir(first["run_id"]) / "run.json").read_text())["wakes"]
+    assert queued["wake_id"] in {w.get("id") for w in inbox + claimed}
+
+    root.world("b", {"story": "ok"})
+    again = ServeProcess(root.root, "--no-cadences").wait_ready()
+    with again.client() as client:
+        wait_until(
+            lambda: client.get(f"/wakes/{queued['wake_id']}").json()["state"] == "done",
+            what="the queued wake to be served",
+        )
+        wait_until(lambda: client.get("/status").json()["server"]["in_flight"] is None)
+    assert again.terminate() == 0
+    assert root.published("g")["data"] == {"edition": "second"}
+    assert root.published("b")["inputs"]["g"]["data"] == {"edition": "second"}
+    assert not list((root.root / "state/inbox").glob("*.json"))

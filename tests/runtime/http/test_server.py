@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -326,3 +327,86 @@ def test_serving_the_in_context_backend(tmp_path: Path) -> None:
         assert nodes["g"] == "rendered" and nodes["b"] == "rendered"
         assert client.get("/cost").json()["total"]["receipts"] == 3
     assert not (root.root / "state").exists()
+
+
+def overlap(timeline: Path, nodes: set[str]) -> int:
+    """The most renders of `nodes` running at once, from the test render's timeline.log."""
+    marks = []
+    for line in timeline.read_text().splitlines():
+        node, what, at = line.split()
+        if node in nodes:
+            marks.append((float(at), 0 if what == "end" else 1))
+    running_now = peak = 0
+    for _, start in sorted(marks):
+        running_now += 1 if start else -1
+        peak = max(peak, running_now)
+    return peak
+
+
+def test_renders_run_in_parallel_bounded_by_jobs(tmp_path: Path) -> None:
+    desks = {f"d{i}" for i in range(4)}
+    nodes: dict[str, dict[str, Any]] = {"g": {"wake_source": "external"}}
+    nodes.update({desk: {} for desk in desks})
+    root = Root.create(tmp_path / "p", intent(nodes, [(d, "g", "@atomic") for d in desks], ["g"]))
+    for desk in desks:
+        root.world(desk, {"_control": {"sleep": 0.6}})
+    with running(settings_for(root.root, cadences=False, jobs=2)) as client:
+        ack = client.post("/trigger/g", json={"n": 1}).json()
+        wait_until(lambda: finished(client, ack["run_id"]), what="the run to finish")
+        assert run_state(client, ack["run_id"]) == "complete"
+    assert all(root.renders()[desk] == 1 for desk in desks)
+    assert overlap(root.root / "timeline.log", desks) == 2  # in parallel, never more than 2
+
+
+def test_an_http_trigger_is_fingerprinted_as_prosec_trigger(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    with running(settings_for(root.root, cadences=False)) as client:
+        ack = client.post("/trigger/g", content=b'{"b": [1, 2], "a": "x"}').json()
+        wait_until(lambda: finished(client, ack["run_id"]))
+    # the same content from the command line, keys in another order: the same token,
+    # so the gateway memo-skips and nothing downstream renders again
+    cli = root.prosec("trigger", "g", "--data", '{"a": "x", "b": [1, 2]}', "--json")
+    assert cli.returncode == 0, cli.stderr
+    summary = json.loads(cli.stdout)
+    assert summary["rendered"] == [] and summary["skipped"] == ["g"]
+    info = json.loads((root.run_dir(summary["run_id"]) / "run.json").read_text())
+    assert info["wakes"][0]["refs"] == [ack["token"]]
+    assert root.renders() == {"g": 1, "b": 1, "c": 1}
+
+
+def test_pages_and_assets_name_no_other_origin(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    with running(settings_for(root.root, cadences=False)) as client:
+        page = client.get("/").text
+        assets = [client.get(f"/static/{name}") for name in ("app.js", "app.css")]
+        assert all(a.status_code == 200 for a in assets)
+        for text in (page, client.get("/docs").text, *(a.text for a in assets)):
+            assert "://" not in text and 'src="//' not in text and 'href="//' not in text
+
+
+def test_a_cron_cadence_fires_at_its_minute_and_catches_up_once(tmp_path: Path) -> None:
+    nodes: dict[str, dict[str, Any]] = {
+        "g": {"wake_source": "external"},
+        "b": {},
+        "c": {"wake_source": "self", "cadence": "cron:0 9 * * *"},
+    }
+    root = Root.create(tmp_path / "p", intent(nodes, EDGES, ["g"]))
+    clock = FakeClock(dt.datetime(2031, 3, 1, 8, 0, tzinfo=dt.UTC))
+    settings = settings_for(root.root, clock=clock)
+    idle = lambda c: c.get("/status").json()["server"]["in_flight"] is None  # noqa: E731
+    with running(settings) as client:
+        wait_until(lambda: root.renders()["c"] == 1, what="the first wake (never rendered)")
+        wait_until(lambda: idle(client))
+        clock.advance(minutes=59)  # 08:59: 09:00 has not come round
+        time.sleep(0.5)  # ten polls of the cadences
+        wait_until(lambda: idle(client))
+        assert root.renders()["c"] == 1
+        clock.advance(minutes=1, seconds=30)  # 09:00:30
+        wait_until(lambda: root.renders()["c"] == 2, what="the 09:00 wake")
+        wait_until(lambda: idle(client))
+    clock.advance(days=3)  # three 09:00s missed while stopped: one catch-up wake
+    with running(settings) as client:
+        wait_until(lambda: root.renders()["c"] == 3, what="the catch-up wake")
+        time.sleep(0.5)
+        wait_until(lambda: idle(client))
+        assert root.renders()["c"] == 3
