@@ -4,7 +4,7 @@ reference vectors in a test module sits in a `conformance`-marked test.
 The fixtures `upstream` and `reference_vectors` are checked when tests are collected
 (conftest.py); this catches the other way in, a module that reads `UPSTREAM` (or calls
 the helpers of `upstream_support`) at import or inside an unmarked test, which the
-default tier would then read whenever a `../shared` happens to be there.
+default tier would then read whenever the upstream checkout happens to sit beside the clone.
 """
 
 from __future__ import annotations

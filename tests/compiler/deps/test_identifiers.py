@@ -100,7 +100,7 @@ def test_the_bare_form_suggests_the_explicit_host() -> None:
         ("review-loop", False),
         ("patterns/review-loop", False),
         ("./helper", False),
-        ("../shared/helper", False),
+        ("../common/helper", False),
         ("helper.prose.md", False),
     ],
 )
