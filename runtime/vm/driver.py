@@ -1,0 +1,195 @@
+"""Start, resume and replay a VM run (`prosec run FILE`, `prosec resume RUN`).
+
+A VM run has the seed 001 layout (compiled-intent.json with its `vm` section,
+root.prose.md, sources/, workspace/, world-model/caller/, vm.log.md) plus `vm/`:
+`journal.jsonl` (the completed steps), and, when it ends, `result.json` (what the entry
+function returned) and `bindings.json` (its top-level bindings), both canonical JSON.
+`run.json` says `"kind": "vm"` and holds the caller inputs, so `prosec resume` needs
+nothing else.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..backends import Backend
+from ..canonical import canonical_json
+from ..config import RunConfig
+from ..fsio import atomic_write_bytes, atomic_write_text
+from ..renders import parse_cli_binding
+from ..runs import RunDir, new_run_id, utc_now
+from ..userjson import loads
+from .calls import Invoker, bind_for
+from .interp import Interpreter, Program, ProseError
+from .journal import JOURNAL, Journal
+from .narrate import Event, InContext, Recorder, VmLog
+
+__all__ = ["VmOutcome", "VmSettings", "missing_inputs", "resume_vm", "start_vm"]
+
+
+class VmError(ValueError):
+    """A usage problem starting or resuming a VM run (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VmSettings:
+    root: Path
+    config: RunConfig
+    backend: Backend
+    renders: tuple[str, ...] = ()  # --render NODE=KIND:VALUE
+    jobs: int | None = None
+    timeout: float | None = None
+    narrate: Callable[[str], None] | None = None  # the in-context narration's output
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VmOutcome:
+    run: RunDir
+    ok: bool
+    result: Any = None
+    error: str = ""
+    performed: tuple[str, ...] = field(default_factory=tuple)
+
+
+def missing_inputs(raw: Mapping[str, Any], given: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The entry's parameters not given: (name, description) in declared order."""
+    program = Program.from_json(raw["vm"])
+    entry = program.functions[program.entry]
+    return [(name, text) for name, text in entry.parameters if name not in given]
+
+
+def unknown_inputs(raw: Mapping[str, Any], given: Mapping[str, str]) -> list[str]:
+    program = Program.from_json(raw["vm"])
+    declared = {name for name, _ in program.functions[program.entry].parameters}
+    return sorted(set(given) - declared)
+
+
+def start_vm(
+    settings: VmSettings,
+    raw: Mapping[str, Any],
+    given: Mapping[str, str],
+    *,
+    replay: Path | None = None,
+) -> VmOutcome:
+    program = Program.from_json(raw["vm"])
+    replayed = None
+    if replay is not None:
+        replayed = Journal.open(replay / JOURNAL).effects()
+    sources = [str(s["path"]) for s in raw.get("sources", [])]
+    info = {
+        "kind": "vm",
+        "wakes": [],
+        "backend": settings.backend.name,
+        "started_ns": time.time_ns(),
+        "inputs": dict(sorted(given.items())),
+    }
+    if replay is not None:
+        info["replay"] = replay.name
+    runs_dir = None
+    if settings.backend.ephemeral:
+        runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
+    run = RunDir.create(
+        settings.root,
+        new_run_id(),
+        runs_dir=runs_dir,
+        intent_bytes=canonical_json(dict(raw)) + b"\n",
+        sources=sources,
+        root_source=program.target or None,
+        title=program.entry,
+        upstream=[],
+        info=info,
+    )
+    return _execute(settings, program, run, given, replayed, fresh=True)
+
+
+def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
+    raw = loads((run.path / "compiled-intent.json").read_bytes(), source=str(run.path))
+    if not isinstance(raw, dict) or not isinstance(raw.get("vm"), dict):
+        raise VmError(f"run {run.run_id}: its compiled intent has no `vm` section")
+    info = run.info()
+    given = {str(k): str(v) for k, v in dict(info.get("inputs", {})).items()}
+    replayed = None
+    if info.get("replay"):
+        replayed = Journal.open(settings.root / "runs" / str(info["replay"]) / JOURNAL).effects()
+    return _execute(settings, Program.from_json(raw["vm"]), run, given, replayed, fresh=False)
+
+
+def _execute(
+    settings: VmSettings,
+    program: Program,
+    run: RunDir,
+    given: Mapping[str, str],
+    replayed: Mapping[str, Any] | None,
+    *,
+    fresh: bool,
+) -> VmOutcome:
+    journal = Journal.open(run.path / JOURNAL)
+    log = VmLog(run.path / "vm.log.md")
+    narrators: list[Callable[[Event], None]] = [log]
+    if settings.narrate is not None:
+        in_context = InContext(settings.narrate)
+        in_context.start()
+        narrators.append(in_context)
+
+    def emit(event: Event) -> None:
+        for narrator in narrators:
+            narrator(event)
+
+    cli: dict[str, dict[str, Any]] = {}
+    for text in settings.renders:
+        node, table = parse_cli_binding(text)
+        cli[node] = table
+    invoker = Invoker(
+        root=settings.root,
+        run_dir=run.path,
+        run_id=run.run_id,
+        bind=bind_for(cli, settings.config.render_nodes, settings.config.render_default),
+        timeout=settings.timeout or settings.config.timeout,
+        jobs=settings.jobs or settings.config.jobs,
+    )
+    entry = program.functions[program.entry]
+    args: dict[str, Any] = {}
+    for name, _ in entry.parameters:
+        if name not in given:
+            continue
+        args[name] = given[name]
+        text = f"# {name}\n\nbinding: input\nsource: caller\n\n---\n\n{given[name]}\n"
+        atomic_write_text(run.path / "world-model" / "caller" / f"{name}.md", text)
+        journal.record(f"input:{name}", "bind", given[name])
+        emit(Event(kind="input", name=name))
+    interpreter = Interpreter(
+        program=program,
+        journal=journal,
+        perform=invoker.run,
+        emit=Recorder(forward=emit),
+        replay=replayed,
+    )
+    try:
+        result = interpreter.run(args)
+    except ProseError as error:
+        message = _message(error.value)
+        log.close(f"---error {utc_now()} {message}")
+        if settings.narrate is not None:
+            settings.narrate(f"---error {message}")
+        return VmOutcome(run=run, ok=False, error=message, performed=tuple(interpreter.performed))
+    atomic_write_bytes(run.path / "vm" / "result.json", canonical_json({"result": result}) + b"\n")
+    bindings = canonical_json(dict(sorted(interpreter.bindings.items()))) + b"\n"
+    atomic_write_bytes(run.path / "vm" / "bindings.json", bindings)
+    log.close(f"---end {utc_now()}")
+    if settings.narrate is not None:
+        settings.narrate("---end")
+    return VmOutcome(run=run, ok=True, result=result, performed=tuple(interpreter.performed))
+
+
+def _message(value: Any) -> str:
+    if isinstance(value, dict) and "error" in value:
+        return f"{value['error']}: {value.get('detail', '')}".strip()
+    return str(value)
+
+
+__all__ += ["VmError", "unknown_inputs"]
