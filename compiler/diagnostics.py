@@ -105,6 +105,9 @@ CODES: dict[str, CodeInfo] = {
     "facet_reserved": CodeInfo(ERR, "a facet uses a reserved name such as `@atomic`"),
     "continuity_unclear": CodeInfo(WARN, "`### Continuity` does not say input, self or external"),
     "cadence_missing": CodeInfo(INFO, "a self-driven `### Continuity` states no cadence"),
+    "runtime_setting_invalid": CodeInfo(
+        WARN, "a `### Runtime` `persist` or `model` value that does not compile"
+    ),
     "fence_unterminated": CodeInfo(ERR, "a code fence is never closed"),
     "yaml_invalid": CodeInfo(ERR, "a fenced ```yaml block is not valid YAML"),
     # tools and skills (codes kept verbatim from the upstream compiler)
