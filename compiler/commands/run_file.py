@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,23 @@ def parse_extra_inputs(extra: tuple[str, ...] | list[str]) -> dict[str, str]:
         given[name] = value
         index += 1
     return given
+
+
+def vm_checkpoint() -> Callable[[int], None] | None:
+    """PROSEC_VM_CRASH_AFTER=N kills this process with SIGKILL right after the journal's
+    Nth line is durable (tests of `prosec resume`)."""
+    spec = os.environ.get("PROSEC_VM_CRASH_AFTER", "")
+    if not spec:
+        return None
+    if not spec.isdigit():
+        fail(f"PROSEC_VM_CRASH_AFTER={spec!r}: expected a step number")
+    after = int(spec)
+
+    def checkpoint(seq: int) -> None:
+        if seq == after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return checkpoint
 
 
 def _compile(path: Path) -> tuple[Path, str, Any, Contract]:
@@ -191,6 +209,7 @@ def _run_function(
         jobs=jobs,
         timeout=timeout,
         narrate=(lambda line: click.echo(line, err=True)) if in_context else None,
+        checkpoint=vm_checkpoint(),
     )
     with user_errors():
         outcome = start_vm(settings, raw, given, replay=replay_dir)

@@ -148,7 +148,9 @@ class Invoker:
             text = error_file.read_text(encoding="utf-8", errors="replace")
             first = text.strip().splitlines()[0] if text.strip() else ""
             name = first.removeprefix("# Error:").strip() if first.startswith("# Error:") else ""
-            raise StepFailed(name or "error", f"{ask.target} wrote {error_file}")
+            raise StepFailed(
+                name or "error", f"{ask.target} wrote {error_file.relative_to(self.run_dir)}"
+            )
         if not outcome.ok:
             raise StepFailed(outcome.error or "failed", outcome.detail)
         return _read_answer(ask, read_tree(output))

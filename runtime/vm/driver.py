@@ -10,6 +10,7 @@ nothing else.
 
 from __future__ import annotations
 
+import fcntl
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +23,7 @@ from ..canonical import canonical_json
 from ..config import RunConfig
 from ..fsio import atomic_write_bytes, atomic_write_text
 from ..renders import parse_cli_binding
+from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
 from ..userjson import loads
 from .calls import Invoker, bind_for
@@ -45,6 +47,7 @@ class VmSettings:
     jobs: int | None = None
     timeout: float | None = None
     narrate: Callable[[str], None] | None = None  # the in-context narration's output
+    checkpoint: Callable[[int], None] | None = None  # after each journal line (tests)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,6 +114,7 @@ def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
     raw = loads((run.path / "compiled-intent.json").read_bytes(), source=str(run.path))
     if not isinstance(raw, dict) or not isinstance(raw.get("vm"), dict):
         raise VmError(f"run {run.run_id}: its compiled intent has no `vm` section")
+    kill_survivors(settings.root / "runs")  # renders the interrupted runner left running
     info = run.info()
     given = {str(k): str(v) for k, v in dict(info.get("inputs", {})).items()}
     replayed = None
@@ -128,7 +132,37 @@ def _execute(
     *,
     fresh: bool,
 ) -> VmOutcome:
+    lock = _lock(run)
+    try:
+        return _locked(settings, program, run, given, replayed)
+    finally:
+        lock.close()
+
+
+def _lock(run: RunDir) -> Any:
+    """An exclusive lock on the run (held until the process ends or the run does): a
+    second `prosec resume` of a running run is refused."""
+    path = run.path / "vm" / "lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise VmError(f"run {run.run_id} is running in another process") from None
+    return handle
+
+
+def _locked(
+    settings: VmSettings,
+    program: Program,
+    run: RunDir,
+    given: Mapping[str, str],
+    replayed: Mapping[str, Any] | None,
+) -> VmOutcome:
     journal = Journal.open(run.path / JOURNAL)
+    if settings.checkpoint is not None:
+        journal.on_record = settings.checkpoint
     log = VmLog(run.path / "vm.log.md")
     narrators: list[Callable[[Event], None]] = [log]
     if settings.narrate is not None:
@@ -157,7 +191,7 @@ def _execute(
     for name, _ in entry.parameters:
         if name not in given:
             continue
-        args[name] = given[name]
+        args[name] = _decoded(given[name])
         text = f"# {name}\n\nbinding: input\nsource: caller\n\n---\n\n{given[name]}\n"
         atomic_write_text(run.path / "world-model" / "caller" / f"{name}.md", text)
         journal.record(f"input:{name}", "bind", given[name])
@@ -184,6 +218,17 @@ def _execute(
     if settings.narrate is not None:
         settings.narrate("---end")
     return VmOutcome(run=run, ok=True, result=result, performed=tuple(interpreter.performed))
+
+
+def _decoded(text: str) -> Any:
+    """An input as the script sees it: a JSON array or object written as one is that
+    value (so `for x in items` walks it); anything else is the text as given."""
+    if text.strip()[:1] in ("[", "{"):
+        try:
+            return loads(text.encode("utf-8"), source="input")
+        except ValueError:
+            return text
+    return text
 
 
 def _message(value: Any) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ class Journal:
 
     def __init__(self, path: Path, entries: list[dict[str, Any]], head: str | None) -> None:
         self.path = path
+        self.on_record: Callable[[int], None] = lambda seq: None  # tests: crash points
         self.entries = entries
         self._by_key = {str(e["key"]): e for e in entries}
         self._head = head
@@ -82,12 +83,10 @@ class Journal:
             self._head = hashlib.sha256(line).hexdigest()
             self.entries.append(entry)
             self._by_key[key] = entry
+            self.on_record(len(self.entries))
 
     def effects(self) -> dict[str, Any]:
-        """Every recorded call, session and answer by key (what a replay reproduces)."""
+        """Every recorded call, session, resume and answer by key (what a replay
+        reproduces; bound inputs are the replay's own)."""
         with self._lock:
-            return {
-                str(e["key"]): e["value"]
-                for e in self.entries
-                if e.get("kind") in ("call", "session", "answer")
-            }
+            return {str(e["key"]): e["value"] for e in self.entries if e.get("kind") != "bind"}

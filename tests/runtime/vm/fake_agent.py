@@ -12,7 +12,8 @@ The table:
 - `calls`: function → {return name → value}; a call not listed returns, for each
   declared return, `"{target}:{return}({args as sorted JSON})"`;
 - `fail`: function names whose calls write `__error.md` (`# Error: refused`);
-- `sleep`: seconds to wait before answering (crash tests).
+- `sleep`: seconds to wait before answering (crash and concurrency tests); the time
+  spent is written to `$PROSEC_WORKSPACE/__span.json` as `{"start", "end"}`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ def main() -> int:
     call = json.loads(Path(os.environ["PROSEC_INPUTS"]).read_text())["call"]
     out = Path(os.environ["PROSEC_OUTPUT"])
     kind, target, key = call["kind"], call["target"], call["key"]
+    started = time.time()
     time.sleep(float(table.get("sleep", 0)))
+    span = {"start": started, "end": time.time()}
+    (Path(os.environ["PROSEC_WORKSPACE"]) / "__span.json").write_text(json.dumps(span))
     if target in table.get("fail", []):
         (Path(os.environ["PROSEC_WORKSPACE"]) / "__error.md").write_text("# Error: refused\n")
         with log.open("a") as handle:
