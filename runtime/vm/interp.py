@@ -5,7 +5,8 @@ Values are JSON values. Every effect (a `call`, `session`/`resume`, a discretion
 question) is a step with a deterministic key — its statement path, loop iteration and
 invocation — recorded in the journal when it completes; a resumed or replayed run
 re-executes the script and takes each recorded step's value instead of running it
-again, so no completed call is ever done twice and a replay is exact.
+again, so no completed call is ever done twice and a replay is exact. The compound
+values (parallel, loops, pipelines) are in `flow`.
 """
 
 from __future__ import annotations
@@ -16,122 +17,29 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import flow
 from .calls import Ask, StepFailed
 from .journal import Journal
-from .narrate import Event, Recorder, args_text
+from .narrate import Event, args_text
+from .program import (
+    BreakSignal,
+    ContinueSignal,
+    Frame,
+    Function,
+    Program,
+    ProseError,
+    ReturnSignal,
+    Scope,
+    literal,
+    replace_path,
+    to_json,
+    truthy,
+)
 
 __all__ = ["Function", "Interpreter", "Program", "ProseError"]
 
-MAX_OPEN_LOOP = 1000  # an open `loop:` without `(max: N)` stops here
 _INTERP = re.compile(r"(?<!\\)\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}")
 _SIMPLE = re.compile(r"^(not\s+)?([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)$")
-
-
-class ProseError(Exception):
-    """A ProseScript error value in flight (`throw`, or a step that failed)."""
-
-    def __init__(self, value: Any) -> None:
-        super().__init__(str(value))
-        self.value = value
-
-
-class _Return(Exception):
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Function:
-    name: str
-    kind: str
-    path: str
-    parameters: tuple[tuple[str, str], ...]
-    returns: tuple[tuple[str, str], ...]
-    script: tuple[Any, ...] | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Program:
-    entry: str
-    target: str
-    functions: Mapping[str, Function]
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> Program:
-        functions = {}
-        for name, item in raw.get("functions", {}).items():
-            script = item.get("script")
-            functions[name] = Function(
-                name=name,
-                kind=str(item.get("kind", "function")),
-                path=str(item.get("path", "")),
-                parameters=tuple(
-                    (p["name"], p.get("description", "")) for p in item.get("parameters", [])
-                ),
-                returns=tuple(
-                    (p["name"], p.get("description", "")) for p in item.get("returns", [])
-                ),
-                script=tuple(script) if script is not None else None,
-            )
-        return cls(entry=str(raw["entry"]), target=str(raw.get("target", "")), functions=functions)
-
-
-class Scope:
-    """Bindings of one block, chained to the enclosing ones."""
-
-    def __init__(self, parent: Scope | None = None) -> None:
-        self.parent = parent
-        self.vars: dict[str, Any] = {}
-        self.consts: set[str] = set()
-        self.blocks: dict[str, Mapping[str, Any]] = {} if parent is None else parent.blocks
-        self.agents: dict[str, Any] = {} if parent is None else parent.agents
-
-    def find(self, name: str) -> Scope | None:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.vars:
-                return scope
-            scope = scope.parent
-        return None
-
-    def get(self, name: str) -> Any:
-        scope = self.find(name)
-        if scope is None:
-            raise ProseError(f"`{name}` is not bound")
-        return scope.vars[name]
-
-    def define(self, name: str, value: Any, const: bool = False) -> None:
-        self.vars[name] = value
-        if const:
-            self.consts.add(name)
-
-    def assign(self, name: str, value: Any) -> None:
-        scope = self.find(name) or self
-        if name in scope.consts:
-            raise ProseError(f"`{name}` is a const")
-        scope.vars[name] = value
-
-
-@dataclass(slots=True)
-class _Frame:
-    """Where the interpreter is: the function running, its step path, narration depth."""
-
-    function: Function
-    path: str
-    depth: int
-    emit: Callable[[Event], None]
-
-
-def truthy(value: Any) -> bool:
-    return value not in (None, False, 0, "", [], {})
 
 
 @dataclass(slots=True, kw_only=True)
@@ -149,7 +57,7 @@ class Interpreter:
 
     def run(self, args: Mapping[str, Any]) -> Any:
         entry = self.program.functions[self.program.entry]
-        frame = _Frame(function=entry, path="", depth=0, emit=self.emit)
+        frame = Frame(function=entry, path="", depth=0, emit=self.emit)
         value = self.invoke(entry, dict(args), frame, "main")
         if entry.script is None:
             self.emit(
@@ -157,7 +65,7 @@ class Interpreter:
             )
         return value
 
-    def invoke(self, function: Function, args: dict[str, Any], frame: _Frame, key: str) -> Any:
+    def invoke(self, function: Function, args: dict[str, Any], frame: Frame, key: str) -> Any:
         """A function: its script when it has one, else one call through its render."""
         if function.script is None:
             return self.step(
@@ -175,11 +83,11 @@ class Interpreter:
         scope = Scope()
         for name, value in args.items():
             scope.define(name, value)
-        inner = _Frame(function=function, path=key, depth=frame.depth, emit=frame.emit)
+        inner = Frame(function=function, path=key, depth=frame.depth, emit=frame.emit)
         try:
             self.block(function.script, scope, inner)
             value = None
-        except _Return as done:
+        except ReturnSignal as done:
             value = done.value
         if key == "main":
             self.bindings = dict(scope.vars)
@@ -187,7 +95,7 @@ class Interpreter:
 
     # -- steps --------------------------------------------------------------------------
 
-    def step(self, frame: _Frame, key: str, ask: Ask) -> Any:
+    def step(self, frame: Frame, key: str, ask: Ask) -> Any:
         entry = self.journal.get(key)
         if entry is not None:
             value = entry["value"]
@@ -217,7 +125,7 @@ class Interpreter:
             raise ProseError(failed)
         return value.get("ok") if isinstance(value, dict) else value
 
-    def decide(self, cond: Mapping[str, Any] | None, scope: Scope, frame: _Frame, key: str) -> bool:
+    def decide(self, cond: Mapping[str, Any] | None, scope: Scope, frame: Frame, key: str) -> bool:
         if cond is None:
             return True
         text = str(cond.get("text", ""))
@@ -235,13 +143,13 @@ class Interpreter:
 
     # -- statements -------------------------------------------------------------------
 
-    def block(self, statements: tuple[Any, ...] | list[Any], scope: Scope, frame: _Frame) -> Any:
+    def block(self, statements: tuple[Any, ...] | list[Any], scope: Scope, frame: Frame) -> Any:
         last = None
         for index, stmt in enumerate(statements):
             last = self.statement(stmt, scope, frame, f"{frame.path}/{index}")
         return last
 
-    def statement(self, stmt: Mapping[str, Any], scope: Scope, frame: _Frame, key: str) -> Any:
+    def statement(self, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
         t = stmt["t"]
         if t == "Let":
             value = self.value(stmt["value"], scope, frame, key, bind=", ".join(stmt["names"]))
@@ -268,7 +176,7 @@ class Interpreter:
             self.store(stmt["target"], [*(current or []), item], scope, frame, key)
             return None
         if t == "Return":
-            raise _Return(
+            raise ReturnSignal(
                 None if stmt["value"] is None else self.value(stmt["value"], scope, frame, key)
             )
         if t == "Throw":
@@ -276,9 +184,9 @@ class Interpreter:
                 None if stmt["value"] is None else self.value(stmt["value"], scope, frame, key)
             )
         if t == "Break":
-            raise _Break
+            raise BreakSignal
         if t == "Continue":
-            raise _Continue
+            raise ContinueSignal
         if t == "ExprStmt":
             value = self.value(stmt["value"], scope, frame, key)
             self._done(stmt["value"], "", frame)
@@ -324,7 +232,7 @@ class Interpreter:
         # a compound value used as a statement (do:, parallel:, repeat, for, loop)
         return self.value(stmt, scope, frame, key, statement=True)
 
-    def _done(self, value: Mapping[str, Any], name: str, frame: _Frame) -> None:
+    def _done(self, value: Mapping[str, Any], name: str, frame: Frame) -> None:
         if (
             isinstance(value, Mapping)
             and value.get("t") == "Invocation"
@@ -332,7 +240,7 @@ class Interpreter:
         ):
             frame.emit(Event(kind="done", name=name, depth=frame.depth))
 
-    def try_(self, stmt: Mapping[str, Any], scope: Scope, frame: _Frame, key: str) -> Any:
+    def try_(self, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
         frame.emit(Event(kind="try", depth=frame.depth))
         inner = replace_path(frame, f"{key}.try", frame.depth + 1)
         try:
@@ -365,7 +273,7 @@ class Interpreter:
         return self._place_name(place["target"])
 
     def store(
-        self, place: Mapping[str, Any], value: Any, scope: Scope, frame: _Frame, key: str
+        self, place: Mapping[str, Any], value: Any, scope: Scope, frame: Frame, key: str
     ) -> None:
         if place["t"] == "Ref":
             parts = place["parts"]
@@ -411,14 +319,14 @@ class Interpreter:
             if scope.find(parts[0]) is None:
                 return match.group(0)
             value = self.ref(parts, scope)
-            return value if isinstance(value, str) else _json(value)
+            return value if isinstance(value, str) else to_json(value)
 
         return _INTERP.sub(sub, text).replace("\\{", "{").replace("\\}", "}")
 
     def _plain(self, prop: Mapping[str, Any]) -> Any:
         if prop.get("children"):
             return {c["key"]: self._plain(c) for c in prop["children"]}
-        return _literal(prop.get("value"))
+        return literal(prop.get("value"))
 
     # -- values -----------------------------------------------------------------------
 
@@ -426,7 +334,7 @@ class Interpreter:
         self,
         node: Any,
         scope: Scope,
-        frame: _Frame,
+        frame: Frame,
         key: str,
         *,
         statement: bool = False,
@@ -473,14 +381,14 @@ class Interpreter:
         if t == "DoBlock":
             try:
                 return self.block(node["body"], Scope(scope), replace_path(frame, f"{key}.do"))
-            except _Return as done:
+            except ReturnSignal as done:
                 return done.value
         if t == "Parallel":
-            return self.parallel(node, scope, frame, key, statement)
+            return flow.parallel(self, node, scope, frame, key, statement)
         if t in ("Repeat", "For", "Loop"):
-            return self.loop(node, scope, frame, key)
+            return flow.loop(self, node, scope, frame, key)
         if t == "Pipeline":
-            return self.pipeline(node, scope, frame, key)
+            return flow.pipeline(self, node, scope, frame, key)
         if t == "Filter":
             items = self.value(node["source"], scope, frame, key) or []
             kept = []
@@ -496,7 +404,7 @@ class Interpreter:
         self,
         node: Mapping[str, Any],
         scope: Scope,
-        frame: _Frame,
+        frame: Frame,
         key: str,
         params: tuple[str, ...],
     ) -> dict[str, Any]:
@@ -519,7 +427,7 @@ class Interpreter:
         return args
 
     def invocation(
-        self, node: Mapping[str, Any], scope: Scope, frame: _Frame, key: str, bind: str = ""
+        self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str, bind: str = ""
     ) -> Any:
         kind = node["kind"]
         if kind == "call":
@@ -578,7 +486,7 @@ class Interpreter:
         )
         return self.step(frame, key, ask)
 
-    def apply(self, node: Mapping[str, Any], scope: Scope, frame: _Frame, key: str) -> Any:
+    def apply(self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
         name = node["function"]
         function = self.program.functions.get(name)
         if function is not None:
@@ -604,7 +512,7 @@ class Interpreter:
             return self.do_call({"block": name, "args": node["args"]}, scope, frame, key)
         raise ProseError(f"line {node.get('line')}: `{name}` is not a function of this program")
 
-    def do_call(self, node: Mapping[str, Any], scope: Scope, frame: _Frame, key: str) -> Any:
+    def do_call(self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
         name = node["block"]
         block = scope.blocks.get(name)
         if block is None:
@@ -615,268 +523,16 @@ class Interpreter:
             inner.define(param, value)
         frame.emit(
             Event(
-                kind="block", name=name, detail=",".join(_json(a) for a in args), depth=frame.depth
+                kind="block",
+                name=name,
+                detail=",".join(to_json(a) for a in args),
+                depth=frame.depth,
             )
         )
         try:
             self.block(block["body"], inner, replace_path(frame, f"{key}#{name}", frame.depth + 1))
             value = None
-        except _Return as done:
+        except ReturnSignal as done:
             value = done.value
         frame.emit(Event(kind="block-done", name=name, depth=frame.depth))
         return value
-
-    def parallel(
-        self, node: Mapping[str, Any], scope: Scope, frame: _Frame, key: str, statement: bool
-    ) -> Any:
-        policy = "fail"
-        for modifier in node.get("modifiers") or []:
-            if modifier.get("key") == "on-fail":
-                policy = str(_literal(modifier["value"]))
-        branches = list(node["body"])
-        scopes = [Scope(scope) for _ in branches]
-        recorders = [Recorder() for _ in branches]
-        results: list[Any] = [None] * len(branches)
-        errors: list[BaseException | None] = [None] * len(branches)
-
-        def run(index: int) -> None:
-            inner = _Frame(
-                function=frame.function,
-                path=f"{key}|{index}",
-                depth=frame.depth + 1,
-                emit=recorders[index],
-            )
-            try:
-                results[index] = self.statement(
-                    branches[index], scopes[index], inner, f"{key}|{index}"
-                )
-            except BaseException as exc:
-                errors[index] = exc
-
-        threads = [
-            threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(branches))
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        names = [_branch_name(b, i) for i, b in enumerate(branches)]
-        frame.emit(
-            Event(
-                kind="parallel",
-                depth=frame.depth,
-                branches=tuple(
-                    (names[i], tuple(recorders[i].events), errors[i] is None)
-                    for i in range(len(branches))
-                ),
-            )
-        )
-        for index, inner_scope in enumerate(scopes):
-            for name, value in inner_scope.vars.items():
-                scope.assign(name, value)
-            error = errors[index]
-            if error is not None and (policy == "fail" or not isinstance(error, ProseError)):
-                raise error
-        return {names[i]: results[i] for i in range(len(branches))}
-
-    def loop(self, node: Mapping[str, Any], scope: Scope, frame: _Frame, key: str) -> Any:
-        t = node["t"]
-        kind = node.get("kind", "")
-        items: list[Any] | None = None
-        limit: int | None = None
-        if t == "Repeat":
-            limit = int(self.value(node["count"], scope, frame, key) or 0)
-        elif t == "For" or kind == "for-each":
-            items = list(self.value(node["iterable"], scope, frame, key) or [])
-            limit = len(items)
-        elif node.get("max") is not None:
-            limit = int(self.value(node["max"], scope, frame, key) or 0)
-        bound = limit if limit is not None else MAX_OPEN_LOOP
-        if t != "Loop" and node.get("parallel"):
-            return self._parallel_loop(node, scope, frame, key, items, bound)
-        out: list[Any] = []
-        cond = node.get("condition")
-        for i in range(bound):
-            if kind == "while" and not self.decide(cond, scope, frame, f"{key}@{i}?"):
-                frame.emit(
-                    Event(
-                        kind="loop-exit",
-                        count=i + 1,
-                        limit=limit,
-                        detail=_cond(cond),
-                        depth=frame.depth,
-                    )
-                )
-                break
-            frame.emit(Event(kind="loop", count=i + 1, limit=limit, depth=frame.depth))
-            inner = Scope(scope)
-            self._bind_iteration(node, inner, items, i)
-            try:
-                out.append(
-                    self.block(
-                        node["body"], inner, replace_path(frame, f"{key}@{i}", frame.depth + 1)
-                    )
-                )
-            except _Break:
-                break
-            except _Continue:
-                continue
-            for name, value in inner.vars.items():
-                if scope.find(name) is not None:
-                    scope.assign(name, value)
-            if kind == "until" and self.decide(cond, scope, frame, f"{key}@{i}?"):
-                frame.emit(
-                    Event(
-                        kind="loop-exit",
-                        count=i + 1,
-                        limit=limit,
-                        detail=_cond(cond),
-                        depth=frame.depth,
-                    )
-                )
-                break
-        return out
-
-    def _bind_iteration(
-        self, node: Mapping[str, Any], scope: Scope, items: list[Any] | None, i: int
-    ) -> None:
-        if node["t"] == "For":
-            names = node["names"]
-            scope.define(names[0], items[i] if items is not None else None)
-            if len(names) > 1:
-                scope.define(names[1], i)
-        elif node.get("item") and items is not None:
-            scope.define(node["item"], items[i])
-        if node.get("alias"):
-            scope.define(node["alias"], i + 1)
-
-    def _parallel_loop(
-        self,
-        node: Mapping[str, Any],
-        scope: Scope,
-        frame: _Frame,
-        key: str,
-        items: list[Any] | None,
-        bound: int,
-    ) -> Any:
-        body = node["body"]
-        recorders = [Recorder() for _ in range(bound)]
-        results: list[Any] = [None] * bound
-        errors: list[BaseException | None] = [None] * bound
-
-        def run(i: int) -> None:
-            inner = Scope(scope)
-            self._bind_iteration(node, inner, items, i)
-            sub = _Frame(
-                function=frame.function, path=f"{key}@{i}", depth=frame.depth + 1, emit=recorders[i]
-            )
-            try:
-                results[i] = self.block(body, inner, sub)
-            except _Return as done:
-                results[i] = done.value
-            except BaseException as exc:
-                errors[i] = exc
-
-        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(bound)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        names = [f"{i + 1}" for i in range(bound)]
-        frame.emit(
-            Event(
-                kind="parallel",
-                depth=frame.depth,
-                branches=tuple(
-                    (names[i], tuple(recorders[i].events), errors[i] is None) for i in range(bound)
-                ),
-            )
-        )
-        policy = "fail"
-        for modifier in node.get("modifiers") or []:
-            if modifier.get("key") == "on-fail":
-                policy = str(_literal(modifier["value"]))
-        for error in errors:
-            if error is not None and (policy == "fail" or not isinstance(error, ProseError)):
-                raise error
-        return results
-
-    def pipeline(self, node: Mapping[str, Any], scope: Scope, frame: _Frame, key: str) -> Any:
-        value = self.value(node["source"], scope, frame, key)
-        for index, op in enumerate(node["ops"]):
-            items = list(value or [])
-            kind = op["kind"]
-            if kind == "reduce":
-                acc_name, item_name = (
-                    (op["names"] + ["acc", "item"])[:2] if len(op["names"]) < 2 else op["names"][:2]
-                )
-                acc: Any = []
-                for i, item in enumerate(items):
-                    inner = Scope(scope)
-                    inner.define(acc_name, acc)
-                    inner.define(item_name, item)
-                    acc = self._body_value(op["body"], inner, frame, f"{key}|{index}@{i}")
-                value = acc
-                continue
-            out = []
-            for i, item in enumerate(items):
-                inner = Scope(scope)
-                inner.define("item", item)
-                result = self._body_value(op["body"], inner, frame, f"{key}|{index}@{i}")
-                if kind == "filter":
-                    if truthy(result):
-                        out.append(item)
-                else:
-                    out.append(result)
-            value = out
-        return value
-
-    def _body_value(self, body: list[Any], scope: Scope, frame: _Frame, key: str) -> Any:
-        try:
-            return self.block(body, scope, replace_path(frame, key))
-        except _Return as done:
-            return done.value
-
-
-def replace_path(frame: _Frame, path: str, depth: int | None = None) -> _Frame:
-    return _Frame(
-        function=frame.function,
-        path=path,
-        depth=frame.depth if depth is None else depth,
-        emit=frame.emit,
-    )
-
-
-def _branch_name(stmt: Mapping[str, Any], index: int) -> str:
-    if stmt["t"] == "Let":
-        return ",".join(stmt["names"])
-    if stmt["t"] == "Assign" and stmt["target"]["t"] == "Ref":
-        return ".".join(stmt["target"]["parts"])
-    value = stmt.get("value") if stmt["t"] == "ExprStmt" else None
-    if isinstance(value, Mapping) and value.get("t") == "Invocation" and value.get("target"):
-        return str(value["target"])
-    return str(index + 1)
-
-
-def _cond(cond: Mapping[str, Any] | None) -> str:
-    return str(cond.get("text", "")) if cond else ""
-
-
-def _literal(node: Any) -> Any:
-    if not isinstance(node, Mapping):
-        return node
-    if node.get("t") == "StringLit":
-        return node["value"]
-    if node.get("t") in ("Number", "Constant"):
-        return node["value"]
-    if node.get("t") == "ArrayExpr":
-        return [_literal(i) for i in node["items"]]
-    if node.get("t") == "Ref":
-        return ".".join(node["parts"])
-    return None
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -118,3 +118,36 @@ def test_a_function_script_calls_its_sibling_functions(tmp_path: Path) -> None:
         "4→ gear-for ✓",
         "---end",
     ]
+
+
+def test_a_responsibility_file_is_mounted_and_reconciled_with_root_naming_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "newsroom"
+    shutil.copytree(REPO / "corpus" / "newsroom", root)
+    result = _run(root, "src/front-page.prose.md", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert len(summary["rendered"]) == 5
+    log = (root / "runs" / summary["run_id"] / "vm.log.md").read_text().splitlines()
+    assert log[:2] == [f"# run:{summary['run_id']} front-page", "root: src/front-page.prose.md"]
+    run = root / "runs" / summary["run_id"]
+    assert (run / "root.prose.md").read_bytes() == (root / "src/front-page.prose.md").read_bytes()
+    assert not (root / "dist").exists()
+    again = _run(root, "src/front-page.prose.md", "--json")
+    assert json.loads(again.stdout)["rendered"] == []  # the memo holds across file runs
+
+
+def test_an_index_file_brings_only_its_folder(tmp_path: Path) -> None:
+    root = tmp_path / "newsroom"
+    shutil.copytree(REPO / "corpus" / "newsroom", root)
+    desk = root / "src" / "desk"
+    desk.mkdir()
+    (root / "src/wire-feed.prose.md").rename(desk / "wire-feed.prose.md")
+    (root / "src/breaking-desk.prose.md").rename(desk / "index.prose.md")
+    result = _run(root, "src/desk/index.prose.md", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert sorted(summary["rendered"]) == ["breaking-desk", "wire-feed"]
+    log = (root / "runs" / summary["run_id"] / "vm.log.md").read_text().splitlines()
+    assert log[1] == "root: src/desk/index.prose.md"
