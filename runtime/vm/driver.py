@@ -21,7 +21,7 @@ from typing import Any
 from ..backends import Backend
 from ..canonical import canonical_json
 from ..config import RunConfig
-from ..fsio import atomic_write_bytes, atomic_write_text
+from ..fsio import atomic_write_bytes, atomic_write_text, remove_leftovers
 from ..renders import parse_cli_binding
 from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
@@ -160,6 +160,7 @@ def _locked(
     given: Mapping[str, str],
     replayed: Mapping[str, Any] | None,
 ) -> VmOutcome:
+    remove_leftovers(run.path)  # temp files of writes a kill interrupted
     journal = Journal.open(run.path / JOURNAL)
     if settings.checkpoint is not None:
         journal.on_record = settings.checkpoint
