@@ -101,8 +101,27 @@ def vm_section(project: Project, target: str, entry: str) -> dict[str, Any]:
         for contract in source.contracts:
             if contract.kind == ContractKind.FUNCTION or contract.name == entry:
                 functions.setdefault(contract.name, function_of(contract))
-    return {
+    section: dict[str, Any] = {
         "entry": entry,
         "target": target,
         "functions": dict(sorted(functions.items())),
     }
+    imports = _imports(project)
+    if imports:
+        section["imports"] = imports
+    return section
+
+
+def _imports(project: Project) -> dict[str, Any]:
+    """Each resolved `use "…"`: the program it names (its file's contract), by the text."""
+    entries = {
+        source.path: next((c.name for c in source.contracts if not c.inline), None)
+        for source in project.files
+    }
+    found: dict[str, Any] = {}
+    for source in project.files:
+        for item in source.imports:
+            if item.kind != "use" or item.target is None or entries.get(item.target) is None:
+                continue
+            found.setdefault(item.text, {"entry": entries[item.target], "target": item.target})
+    return dict(sorted(found.items()))

@@ -10,7 +10,12 @@ nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import itertools
+import json
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -21,7 +26,7 @@ from typing import Any
 from ..backends import Backend
 from ..canonical import canonical_json
 from ..config import RunConfig
-from ..fsio import atomic_write_bytes, atomic_write_text, remove_leftovers
+from ..fsio import atomic_write_bytes, atomic_write_text, remove_leftovers, safe_name
 from ..renders import parse_cli_binding
 from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
@@ -162,8 +167,12 @@ def _locked(
 ) -> VmOutcome:
     remove_leftovers(run.path)  # temp files of writes a kill interrupted
     journal = Journal.open(run.path / JOURNAL)
-    if settings.checkpoint is not None:
-        journal.on_record = settings.checkpoint
+    if settings.checkpoint is not None:  # counts the lines of every journal of the run
+        counter = itertools.count(1)
+        checkpoint = settings.checkpoint
+        counted: Callable[[int], None] = lambda seq: checkpoint(next(counter))  # noqa: E731
+        settings = dataclasses.replace(settings, checkpoint=counted)
+        journal.on_record = counted
     log = VmLog(run.path / "vm.log.md")
     narrators: list[Callable[[Event], None]] = [log]
     if settings.narrate is not None:
@@ -203,6 +212,7 @@ def _locked(
         perform=invoker.run,
         emit=Recorder(forward=emit),
         replay=replayed,
+        nest=_nester(settings, program, run.path, run.run_id, invoker),
     )
     try:
         result = interpreter.run(args)
@@ -219,6 +229,90 @@ def _locked(
     if settings.narrate is not None:
         settings.narrate("---end")
     return VmOutcome(run=run, ok=True, result=result, performed=tuple(interpreter.performed))
+
+
+def _nester(
+    settings: VmSettings, program: Program, parent: Path, run_id: str, invoker: Invoker
+) -> Callable[[str, Mapping[str, str], dict[str, Any], str], Any]:
+    """Runs a `use`d program called as `handle` in `parent/imports/{handle}--{entry}/`, a
+    run folder of its own (compiled-intent.json, root.prose.md, sources/, workspace/,
+    world-model/caller/, vm.log.md, vm/journal.jsonl, imports/ for its own imports).
+    Its steps are keyed under the calling step, so several calls share the folder and a
+    resumed run continues a nested run where it stopped."""
+
+    def nest(handle: str, spec: Mapping[str, str], args: dict[str, Any], key: str) -> Any:
+        nested = program.nested(spec)
+        folder = parent / "imports" / f"{safe_name(handle)}--{safe_name(nested.entry)}"
+        if not folder.is_dir():
+            _lay_out(parent, folder, nested, run_id)
+        remove_leftovers(folder)
+        journal = Journal.open(folder / JOURNAL)
+        if settings.checkpoint is not None:
+            journal.on_record = settings.checkpoint
+        log = VmLog(folder / "vm.log.md")
+        entry = nested.functions.get(nested.entry)
+        if entry is None:
+            raise ProseError(f"`{handle}`: the imported program has no function {nested.entry}")
+        for name, _ in entry.parameters:
+            if name in args:
+                value = args[name]
+                text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+                body = f"# {name}\n\nbinding: input\nsource: caller\n\n---\n\n{text}\n"
+                atomic_write_text(folder / "world-model" / "caller" / f"{name}.md", body)
+                journal.record(f"{key}:input:{name}", "bind", value)
+                log(Event(kind="input", name=name))
+        sub = Invoker(
+            root=settings.root,
+            run_dir=folder,
+            run_id=run_id,
+            bind=invoker.bind,
+            timeout=invoker.timeout,
+            jobs=invoker.jobs,
+        )
+        interpreter = Interpreter(
+            program=nested,
+            journal=journal,
+            perform=sub.run,
+            emit=log,
+            nest=_nester(settings, nested, folder, run_id, sub),
+        )
+        try:
+            value = interpreter.run(args, key=f"{key}>main")
+        except ProseError as error:
+            log.close(f"---error {utc_now()} {_message(error.value)}")
+            raise
+        log.close(f"---end {utc_now()}")
+        return value
+
+    return nest
+
+
+def _lay_out(parent: Path, folder: Path, program: Program, run_id: str) -> None:
+    """A nested run folder, built under a hidden name and renamed whole."""
+    building = folder.with_name(f".new-{folder.name}")
+    shutil.rmtree(building, ignore_errors=True)
+    for sub in (
+        "sources",
+        "workspace",
+        "world-model/caller",
+        "receipts",
+        "agents",
+        "vm",
+        "imports",
+    ):
+        (building / sub).mkdir(parents=True, exist_ok=True)
+    raw = loads((parent / "compiled-intent.json").read_bytes(), source=str(parent))
+    if isinstance(raw, dict) and isinstance(raw.get("vm"), dict):
+        raw["vm"] = {**raw["vm"], "entry": program.entry, "target": program.target}
+    atomic_write_bytes(building / "compiled-intent.json", canonical_json(raw) + b"\n")
+    if (parent / "sources").is_dir():
+        shutil.copytree(parent / "sources", building / "sources", dirs_exist_ok=True)
+    root_source = parent / "sources" / program.target
+    if root_source.is_file():
+        atomic_write_bytes(building / "root.prose.md", root_source.read_bytes())
+    header = f"# run:{run_id}/{folder.name} {program.entry}\nroot: {program.target}\n\n"
+    atomic_write_text(building / "vm.log.md", header)
+    os.rename(building, folder)
 
 
 def _decoded(text: str) -> Any:

@@ -51,14 +51,16 @@ class Interpreter:
     replay: Mapping[str, Any] | None = None  # another run's steps: take them, run nothing
     performed: list[str] = field(default_factory=list)  # keys of steps run this time
     bindings: dict[str, Any] = field(default_factory=dict)  # the entry's, when it ends
+    # runs a `use`d program: (handle, program spec, args, step key) → its result
+    nest: Callable[[str, Mapping[str, str], dict[str, Any], str], Any] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- entry ------------------------------------------------------------------------
 
-    def run(self, args: Mapping[str, Any]) -> Any:
+    def run(self, args: Mapping[str, Any], key: str = "main") -> Any:
         entry = self.program.functions[self.program.entry]
         frame = Frame(function=entry, path="", depth=0, emit=self.emit)
-        value = self.invoke(entry, dict(args), frame, "main")
+        value = self.invoke(entry, dict(args), frame, key)
         if entry.script is None:
             self.emit(
                 Event(kind="call", name=entry.name, detail=args_text(dict(args)), result="result")
@@ -89,7 +91,7 @@ class Interpreter:
             value = None
         except ReturnSignal as done:
             value = done.value
-        if key == "main":
+        if frame.path == "":
             self.bindings = dict(scope.vars)
         return value
 
@@ -435,7 +437,10 @@ class Interpreter:
             function = self.program.functions.get(target)
             params = tuple(n for n, _ in function.parameters) if function else ()
             args = self.arguments(node, scope, frame, key, params)
-            if function is not None and function.script is not None:
+            imported = self._import_of(target, scope) if function is None else None
+            if imported is not None:
+                value = self.import_step(frame, key, target, imported, args)
+            elif function is not None and function.script is not None:
                 frame.emit(
                     Event(kind="block", name=target, detail=args_text(args), depth=frame.depth)
                 )
@@ -485,6 +490,41 @@ class Interpreter:
             contract=frame.function.path or None,
         )
         return self.step(frame, key, ask)
+
+    def _import_of(self, target: str, scope: Scope) -> Mapping[str, str] | None:
+        holder = scope.find(target)
+        bound = holder.vars[target] if holder is not None else None
+        if isinstance(bound, dict) and isinstance(bound.get("use"), str):
+            spec = self.program.imports.get(bound["use"])
+            if spec is None:
+                raise ProseError(f"`use {bound['use']!r}` names no program this run can load")
+            return spec
+        return None
+
+    def import_step(
+        self, frame: Frame, key: str, handle: str, spec: Mapping[str, str], args: dict[str, Any]
+    ) -> Any:
+        """`call alias` of a `use`d program: a nested run under imports/ (one step here)."""
+        entry = self.journal.get(key)
+        if entry is None and self.replay is not None and key in self.replay:
+            self.journal.record(key, "call", self.replay[key])
+            entry = self.journal.get(key)
+        if entry is None:
+            if self.nest is None:
+                raise ProseError(f"`{handle}`: nested programs cannot run here")
+            try:
+                value: Any = {"ok": self.nest(handle, spec, args, key)}
+            except ProseError as error:
+                value = {"failed": {"error": "import-failed", "detail": str(error.value)}}
+            self.journal.record(key, "call", value)
+            with self._lock:
+                self.performed.append(key)
+        else:
+            value = entry["value"]
+        if isinstance(value, dict) and "failed" in value:
+            frame.emit(Event(kind="fail", name=handle, detail="import-failed", depth=frame.depth))
+            raise ProseError(value["failed"])
+        return value.get("ok") if isinstance(value, dict) else value
 
     def apply(self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
         name = node["function"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .narrate import Event
@@ -63,6 +63,16 @@ class Program:
     entry: str
     target: str
     functions: Mapping[str, Function]
+    imports: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # use text → program
+
+    def nested(self, spec: Mapping[str, str]) -> Program:
+        """The imported program `spec` names, over the same functions."""
+        return Program(
+            entry=spec["entry"],
+            target=spec["target"],
+            functions=self.functions,
+            imports=self.imports,
+        )
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Program:
@@ -81,7 +91,16 @@ class Program:
                 ),
                 script=tuple(script) if script is not None else None,
             )
-        return cls(entry=str(raw["entry"]), target=str(raw.get("target", "")), functions=functions)
+        imports = {
+            str(text): {"entry": str(item["entry"]), "target": str(item["target"])}
+            for text, item in dict(raw.get("imports", {})).items()
+        }
+        return cls(
+            entry=str(raw["entry"]),
+            target=str(raw.get("target", "")),
+            functions=functions,
+            imports=imports,
+        )
 
 
 class Scope:
