@@ -121,10 +121,24 @@ def _refuse(contract: Contract, target: str) -> None:
             f"{target}: `{contract.name}` is a pattern, which is not runnable: it is expanded "
             "at compile time where an instance names it (`pattern:` … `with:`)"
         )
-    if kind == ContractKind.TEST:
-        fail(f"{target}: `{contract.name}` is a test: use prosec test (not prosec run)")
     if kind not in (ContractKind.FUNCTION, ContractKind.RESPONSIBILITY):
         fail(f"{target}: kind {kind!r} cannot run (a function or a responsibility can)")
+
+
+def _route_to_test(
+    path: Path, target: str, contract: Contract, jobs: int | None, timeout: float | None
+) -> None:
+    """A test file runs through the test runner, as `prosec test FILE` would."""
+    from .test import test_command
+
+    click.echo(
+        f"prosec: {target}: `{contract.name}` is a test; running it with prosec test", err=True
+    )
+    options: dict[str, Any] = {"paths": (path,), "timeout": timeout}
+    if jobs is not None:
+        options["jobs"] = jobs
+    click.get_current_context().invoke(test_command, **options)
+    sys.exit(ExitCode.OK)
 
 
 def _ask_missing(missing: list[tuple[str, str]], given: dict[str, str], target: str) -> None:
@@ -157,6 +171,8 @@ def run_file(
         sys.stdout.write(report.render(result.diagnostics, "text"))
         click.echo(f"prosec: {target} does not compile; nothing ran", err=True)
         sys.exit(ExitCode.FINDINGS)
+    if contract.kind == ContractKind.TEST and path.name != "index.prose.md":
+        _route_to_test(path, target, contract, jobs, timeout)
     if path.name != "index.prose.md":
         _refuse(contract, target)
     if contract.kind == ContractKind.FUNCTION and path.name != "index.prose.md":

@@ -79,7 +79,7 @@ def test_an_unknown_input_is_a_usage_error(tmp_path: Path) -> None:
     assert "unknown input 'milk'" in result.stderr and "tea, strength" in result.stderr
 
 
-def test_gateways_patterns_and_tests_are_refused_with_the_reason(tmp_path: Path) -> None:
+def test_gateways_and_patterns_are_refused_and_a_test_goes_to_prosec_test(tmp_path: Path) -> None:
     shutil.copytree(REPO / "corpus" / "prosescript", tmp_path / "p")
     gateway = _run(tmp_path / "p", "src/reading-inbox.prose.md")
     assert gateway.returncode == 2 and "is a gateway" in gateway.stderr
@@ -87,8 +87,17 @@ def test_gateways_patterns_and_tests_are_refused_with_the_reason(tmp_path: Path)
     pattern = _run(tmp_path / "p", "src/digest-review.prose.md")
     assert pattern.returncode == 2 and "is a pattern" in pattern.stderr
     shutil.copytree(REPO / "corpus" / "recipe-scaler", tmp_path / "r")
-    test = _run(tmp_path / "r", "src/scale-recipe.test.prose.md")
-    assert test.returncode == 2 and "use prosec test" in test.stderr
+    routed = _run(tmp_path / "r", "src/scale-recipe.test.prose.md")
+    assert "`doubles-a-loaf` is a test; running it with prosec test" in routed.stderr
+    direct = subprocess.run(
+        [str(PROSEC), "test", "src/scale-recipe.test.prose.md"],
+        cwd=tmp_path / "r",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert routed.returncode == direct.returncode
+    assert routed.stdout == direct.stdout
 
 
 def test_a_file_that_does_not_compile_exits_1_with_its_diagnostics(tmp_path: Path) -> None:
