@@ -72,7 +72,9 @@ def _options(
     if project.backend.ephemeral:
         from prosec.runtime.backends.incontext import Narrator
 
-        on_event = Narrator(lambda line: click.echo(line, err=True))
+        narrator = Narrator(lambda line: click.echo(line, err=True))
+        narrator.start()
+        on_event = narrator
     return EngineOptions(
         jobs=jobs or project.config.jobs,
         timeout=timeout or project.config.timeout,
@@ -139,6 +141,9 @@ def _serve(
     codes = [ExitCode.OK]
 
     def report(run: RunDir, summary: RunSummary) -> None:
+        end = getattr(options.on_event, "end", None)
+        if project.backend.ephemeral and callable(end):
+            end(len(summary.failed))
         codes.append(_report(project, run, summary, as_json))
 
     with user_errors():
