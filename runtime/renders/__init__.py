@@ -102,6 +102,8 @@ class RenderRequest:
         attested: The ids of the node's render-attested postconditions
             (`PROSEC_ATTESTED_IDS`, comma-separated): what `attest_file` must list.
         attempt: Names this attempt's staging folder and process record.
+        task: What a VM step asks, in words (`prosec run FILE`: a function call, a
+            session prompt or a discretion question; see `runtime/vm/calls.py`), else "".
     """
 
     run_id: str
@@ -120,6 +122,7 @@ class RenderRequest:
     wake: Mapping[str, Any] = field(default_factory=dict)
     attested: tuple[str, ...] = ()
     attempt: str = ""  # names this attempt's staging folder and process record
+    task: str = ""  # a VM step's request in words (empty for a node render)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
