@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .agents import open_memory, rotate
 from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import commit_and_sign, evaluate
@@ -79,6 +80,7 @@ class EngineOptions:
 
     jobs: int = 2
     timeout: float = 600.0
+    default_model: str = "unspecified"  # RunConfig.default_model: agent renders' fallback
     checkpoint: Callable[[str, str], None] = lambda point, node: None
     clocked: frozenset[str] = frozenset()  # nodes with a cadence: their renders are timed
     on_event: Callable[[Event], None] = lambda event: None
@@ -280,7 +282,14 @@ class Engine:
         try:
             outcome = self.renderers[job.node].render(job.request)
         except Exception as exc:  # a render plug-in bug must not take the runner down
-            return RenderOutcome(ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}")
+            outcome = RenderOutcome(
+                ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}"
+            )
+        if job.request.memory is not None:  # the session is over: close its segment
+            state = "ok" if outcome.ok else f"failed ({outcome.error})"
+            rotate(job.request.memory, run_id=job.request.run_id, node=job.node, outcome=state)
+        if not outcome.ok:
+            return outcome
         problem = cost_problem(outcome.cost) if outcome.ok else None
         if problem is not None:
             return RenderOutcome(ok=False, error="invalid-cost", detail=problem)
@@ -390,6 +399,15 @@ class Engine:
             wake=wake_doc,
             attested=attested,
             attempt=attempt,
+            memory=open_memory(
+                spec.runtime,
+                node,
+                root=self.root,
+                run_dir=run.path,
+                ephemeral=self.backend.ephemeral,
+            ),
+            model=(spec.runtime or {}).get("model"),
+            default_model=self.options.default_model,
         )
         return request, pinned
 

@@ -3,8 +3,9 @@
 The envelope is the upstream compile-phase IR v2 plus prosec's inline canonicalizer
 `spec` and postcondition `validator`. Topology nodes may also carry optional fields the
 runtime reads: `cadence` (an ISO 8601 duration such as "PT6H" for self-driven nodes),
-`caller_inputs` ([{name, type: text|run|run[]}]) and `render` (a render binding, same
-keys as a `[render.<node>]` table of prose.toml).
+`caller_inputs` ([{name, type: text|run|run[]}]), `render` (a render binding, same
+keys as a `[render.<node>]` table of prose.toml) and `runtime` (`### Runtime` hints:
+`persist`, `path`, `model`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class NodeIntent:
     cadence: str | None = None
     caller_inputs: tuple[CallerInput, ...] = ()
     render: Mapping[str, Any] | None = None
+    runtime: Mapping[str, Any] | None = None  # `### Runtime`: persist, path, model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,6 +155,7 @@ def parse_intent(
                 for item in entry.get("caller_inputs", [])
             ),
             render=entry.get("render"),
+            runtime=entry.get("runtime"),
         )
     edges = tuple(
         sorted(

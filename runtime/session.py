@@ -389,7 +389,7 @@ def open_project(
 ) -> Project:
     """Load config and compiled intent and open the backend (no lock taken yet)."""
     root = root.resolve()
-    config = load_config(root)
+    config = load_config(root, env)
     intent = load_intent(root / (manifest or MANIFEST), cache=root / CACHE)
     store = open_backend(backend or config.backend, root, env)
     return Project(root=root, config=config, intent=intent, backend=store)
