@@ -16,6 +16,9 @@ callable = "renders.digest:render"
 
 [cadence]           # self-driven cadences (ISO 8601 or cron:), when the intent has none
 digest = "P1D"
+
+[test.judge]        # `prosec test`: decides the assertions no check lowers (agent shape)
+command = "my-agent --print"
 ```
 
 Two settings also come from `ROOT/.env` and the environment, as the seed says
@@ -77,6 +80,7 @@ class RunConfig:
     render_default: Mapping[str, Any] | None = None
     render_nodes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     cadence: Mapping[str, str] = field(default_factory=dict)
+    judge: Mapping[str, Any] | None = None  # `[test.judge]`: the judge of `prosec test`
     default_model: str = DEFAULT_MODEL
     # setting → the layer it came from: `--jobs`, `/…/ROOT/.env:3`, `environment`,
     # `prose.toml`, `default` (for `jobs` and `default_model`)
@@ -159,6 +163,7 @@ def run_config(data: Mapping[str, Any]) -> RunConfig:
         render_default=default,
         render_nodes=renders,
         cadence=dict(data.get("cadence", {})),
+        judge=data.get("test", {}).get("judge"),
         default_model=run.get("default_model", DEFAULT_MODEL),
         origins=origins,
     )
