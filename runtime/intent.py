@@ -11,6 +11,7 @@ keys as a `[render.<node>]` table of prose.toml) and `runtime` (`### Runtime` hi
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -78,6 +79,7 @@ class Intent:
     index: Mapping[str, int] = field(default_factory=dict)
     ancestors: Mapping[str, int] = field(default_factory=dict)  # bitmask over `order`
     descendants: Mapping[str, int] = field(default_factory=dict)
+    digest: str | None = None  # `sha256:` of the manifest file's bytes, when read from one
 
     def source_paths(self) -> list[str]:
         return [str(source["path"]) for source in self.raw.get("sources", [])]
@@ -109,9 +111,9 @@ def load_intent(path: Path, cache: Path | None = None) -> Intent:
         raw = loads(data, source=str(path))
     except JSONInputError as exc:
         raise IntentError(str(exc), Problem("$", str(exc))) from None
-    if cache is not None and intent_marker(cache, data).exists():
-        return parse_intent(raw, str(path), schema_checked=True)
-    return parse_intent(raw, str(path))
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    checked = cache is not None and intent_marker(cache, data).exists()
+    return dataclasses.replace(parse_intent(raw, str(path), schema_checked=checked), digest=digest)
 
 
 def intent_marker(cache: Path, data: bytes) -> Path:

@@ -33,6 +33,7 @@ from .protocol import (
     pending_problem,
     wake_problem,
 )
+from .provenance import ProvenanceError, load_snapshot
 from .reconciler import Wake
 from .renders import BindingError, Renderer, make_renderer, resolve_binding, template_of
 from .renders.process import kill_survivors
@@ -186,6 +187,12 @@ class Project:
                 f"({len(missing)} file{'s' if len(missing) != 1 else ''} missing from deps/); "
                 "run `prosec install`"
             )
+        try:
+            snapshot = load_snapshot(self.root, self.intent.digest, sources)
+        except ProvenanceError as exc:
+            raise SessionError(str(exc)) from None
+        if snapshot is not None:
+            self.warnings.extend(snapshot.warnings)
         root_source = _root_source(sources)
         title = next(
             (
@@ -207,6 +214,8 @@ class Project:
             info["taken"] = taken
         if inputs:
             info["inputs"] = dict(sorted(inputs.items()))
+        if snapshot is not None and snapshot.edited:
+            info["sources_edited"] = list(snapshot.edited)  # run with the compiled text
         runs_dir = None
         if self.backend.ephemeral:
             # nothing durable: the run's files live in a temporary folder
@@ -221,6 +230,7 @@ class Project:
             title=title,
             upstream=upstream,
             info=info,
+            compiled=snapshot.texts if snapshot is not None else None,
         )
 
     def bind_caller(
