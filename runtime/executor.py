@@ -15,6 +15,7 @@ from .agents import open_memory, rotate
 from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import commit_and_sign, evaluate
+from .delegation import Delegates, render_delegating
 from .fsio import atomic_write_bytes
 from .inbox import take_inbox
 from .intent import Intent
@@ -118,6 +119,7 @@ class Engine:
         renderers: Mapping[str, Renderer],
         providers: Mapping[str, str],
         options: EngineOptions,
+        delegates: Delegates | None = None,
     ) -> None:
         self.root = root
         self.intent = intent
@@ -125,6 +127,7 @@ class Engine:
         self.renderers = renderers
         self.providers = providers
         self.options = options
+        self.delegates = delegates or Delegates(renderers={}, unbound={})
         self.heads: dict[str, NodeHead] = backend.heads(intent.order)
         self._versions: dict[str, str | None] = {}
 
@@ -263,7 +266,7 @@ class Engine:
                 futures = {}
                 for job in jobs:
                     self.options.on_event(Event(kind=EventKind.START, node=job.node))
-                    futures[pool.submit(self._render, job)] = job
+                    futures[pool.submit(self._render, job, run, str(event))] = job
                 for future in cf.as_completed(futures):
                     job = futures[future]
                     outcome = future.result()
@@ -278,9 +281,19 @@ class Engine:
         if parallel:
             run.log(f"{event}→ ∥done")
 
-    def _render(self, job: _Job) -> RenderOutcome:
+    def _render(self, job: _Job, run: RunDir, label: str) -> RenderOutcome:
+        runtime = self.intent.nodes[job.node].runtime or {}
         try:
-            outcome = self.renderers[job.node].render(job.request)
+            outcome = render_delegating(
+                self.renderers[job.node],
+                job.request,
+                allowed=tuple(runtime.get("delegates", ())),
+                delegates=self.delegates,
+                contracts=self._contracts(run, runtime.get("delegates", ())),
+                log=run.log,
+                label=label,
+                jobs=self.options.jobs,
+            )
         except Exception as exc:  # a render plug-in bug must not take the runner down
             outcome = RenderOutcome(
                 ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}"
@@ -294,6 +307,16 @@ class Engine:
         if problem is not None:
             return RenderOutcome(ok=False, error="invalid-cost", detail=problem)
         return outcome
+
+    def _contracts(self, run: RunDir, names: Iterable[str]) -> dict[str, Path]:
+        """The snapshotted source of each delegate that has one (a function's file)."""
+        wanted = set(names)
+        found: dict[str, Path] = {}
+        for source in self.intent.raw.get("sources", []):
+            name = source.get("name")
+            if name in wanted and (path := run.source(str(source["path"]))) is not None:
+                found[str(name)] = path
+        return found
 
     # -- preparing a render ---------------------------------------------------------------
 

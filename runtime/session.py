@@ -21,6 +21,7 @@ from .backends import Backend, BackendError, open_backend
 from .cadence import Cadence, is_due, parse_cadence
 from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
+from .delegation import Delegates
 from .executor import Engine, EngineOptions, Event, RunSummary
 from .fsio import atomic_write_text, remove_leftovers, repair_torn_tail
 from .inbox import recover_claim
@@ -60,6 +61,7 @@ class Project:
     renderers: dict[str, Renderer] = field(default_factory=dict)
     providers: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    delegates: Delegates = field(default_factory=lambda: Delegates(renderers={}, unbound={}))
 
     def bind_renders(self, cli: Mapping[str, Mapping[str, Any]]) -> None:
         """Resolve every node's render now, so a missing binding fails before anything runs."""
@@ -77,7 +79,34 @@ class Project:
                 self.providers[node] = binding.kind
             except BindingError as exc:
                 problems.append(str(exc))
-        known = {*self.intent.nodes, *(template_of(n) for n in self.intent.nodes), "*"}
+        declared = sorted(
+            {
+                d
+                for spec in self.intent.nodes.values()
+                for d in (spec.runtime or {}).get("delegates", ())
+            }
+        )
+        renderers: dict[str, Renderer] = {}
+        unbound: dict[str, str] = {}
+        for name in declared:  # a delegate without a binding fails only the render using it
+            try:
+                binding = resolve_binding(
+                    name,
+                    cli=cli,
+                    config_nodes=self.config.render_nodes,
+                    intent_render=None,
+                    config_default=self.config.render_default,
+                )
+                renderers[name] = make_renderer(binding, self.root)
+            except BindingError as exc:
+                unbound[name] = str(exc).replace("node ", "delegate ", 1)
+        self.delegates = Delegates(renderers=renderers, unbound=unbound)
+        known = {
+            *self.intent.nodes,
+            *(template_of(n) for n in self.intent.nodes),
+            *declared,
+            "*",
+        }
         unknown = sorted(set(cli) - known)
         unknown += sorted(set(self.config.render_nodes) - known)
         for name in unknown:
@@ -164,6 +193,7 @@ class Project:
             renderers=self.renderers,
             providers=self.providers,
             options=options,
+            delegates=self.delegates,
         )
 
     def create_run(

@@ -65,6 +65,25 @@ def build_prompt(request: RenderRequest) -> str:
         f"- If you cannot keep the contract, write {request.workspace / '__error.md'} "
         "starting with `# Error: <short-name>` and publish nothing.",
     ]
+    delegation = inputs.get("delegation")
+    if isinstance(delegation, dict):
+        lines += [
+            "",
+            "## Delegation request",
+            "",
+            f"You run as the delegate `{request.node}` of `{delegation.get('from')}`. The "
+            f"request is at: {delegation.get('request')}",
+            "Write your answer (one file is best) under the output folder above.",
+        ]
+    responses = sorted((request.workspace / "__delegate").glob("*/*-response.md"))
+    if responses:
+        lines += ["", "## Delegation responses", ""]
+        for response in responses:
+            call = response.name.removesuffix("-response.md")
+            lines += [
+                f"Delegation complete: {response.parent.name}/{call}",
+                f"Response: {response}",
+            ]
     if request.memory is not None:
         memory = request.memory
         lines += [
