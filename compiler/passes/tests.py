@@ -248,7 +248,7 @@ class _Planner:
                     diag.make(
                         "test_fixture_missing",
                         f"no fixture binds `{name}`, a caller input of `{self.subject.name}`"
-                        f" (tests never prompt): add a `{name}` item to `### Fixtures`",
+                        f" (tests never prompt): add `{name}` to `### Fixtures`",
                         where,
                     )
                 )

@@ -48,7 +48,8 @@ __all__ = ["Assertion", "TestResult", "run_test"]
 class Assertion:
     index: int
     text: str
-    negated: bool
+    negated: bool  # the check's sense was flipped
+    negative: bool  # written under `### Expects Not`
     op: str
     ok: bool
     observed: str
@@ -199,6 +200,7 @@ def _run(
                 index=check["index"],
                 text=check["text"],
                 negated=check["negated"],
+                negative=bool(check.get("negative", check["negated"])),
                 op=check["op"],
                 ok=outcome.ok,
                 observed=outcome.observed,
@@ -208,6 +210,7 @@ def _run(
     if judgements.records:
         judgements.write(run.path / JUDGEMENTS)
     undecided = [a for a in result.assertions if a.decided_by == "error"]
+    # a test that expects the subject to fail (`__error.md` exists) checks the failure
     checks_error = any(not a.negated and a.op == "error_file" for a in result.assertions)
     if failed is not None and not checks_error:
         result.status, result.error = "error", f"{subject} failed: {failed[1]}: {failed[2]}"
