@@ -106,7 +106,8 @@ def test_command(
         sys.stderr.write(report.render_text(suite.diagnostics))
     folder = out if out is not None else Path(tempfile.mkdtemp(prefix="prosec-test-"))
     lock = threading.Lock()
-    interactive = fmt == "text" and output is None
+    # as upstream, each result as it completes, on a terminal (a log gets the summary)
+    interactive = fmt == "text" and output is None and sys.stderr.isatty()
 
     def progress(result: TestResult) -> None:
         if interactive:
