@@ -26,6 +26,8 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from prosec.runtime.canonical import loads_strict
+
 from ..ir import Item, Span
 from ..values import value
 
@@ -155,9 +157,9 @@ def literal(text: str) -> Any:
     match = re.fullmatch(r"`([^`]*)`", text)
     if match:
         text = match.group(1)
-    try:
-        return json.loads(text)
-    except ValueError:
+    try:  # strict: no NaN or infinities, bounded depth (a hostile file never crashes)
+        return loads_strict(text)
+    except (ValueError, RecursionError):
         return text
 
 
@@ -224,8 +226,8 @@ def lower_item(item: Item, index: int, *, negated: bool, nodes: Collection[str])
     match = _SCHEMA.match(text)
     if match:
         try:
-            schema = json.loads(match.group("rest"))
-        except ValueError:
+            schema = loads_strict(match.group("rest"))
+        except (ValueError, RecursionError):
             schema = None
         if isinstance(schema, dict):
             return make(name, "schema", schema)
@@ -254,8 +256,8 @@ def _single_value(text: str) -> bool:
         return True
     if text[:1] in "[{" or re.fullmatch(r"-?\d+(\.\d+)?|true|false|null", text):
         try:
-            json.loads(text)
-        except ValueError:
+            loads_strict(text)
+        except (ValueError, RecursionError):
             return False
         return True
     return False

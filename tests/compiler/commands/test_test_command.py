@@ -4,6 +4,7 @@ newsroom's renders/desk.py), a fake judge written here, JUnit parsed by junitpar
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -130,7 +131,10 @@ def test_a_negative_assertion_fails_when_its_text_holds(newsroom: Path, run_pros
 def test_a_judged_assertion_is_recorded_and_replayed(newsroom: Path, run_prosec: Runner) -> None:
     (newsroom / "judge.py").write_text(JUDGE, encoding="utf-8")
     toml = newsroom / "prose.toml"
-    toml.write_text(toml.read_text() + '\n[test.judge]\ncommand = "python3 judge.py"\n')
+    toml.write_text(
+        toml.read_text()
+        + '\n[test.judge]\ncommand = "python3 judge.py"\nenv = { JUDGE_TOKEN = "tok-5ecr3t-77" }\n'
+    )
     write_test(
         newsroom,
         "judged",
@@ -174,6 +178,11 @@ def test_a_judged_assertion_is_recorded_and_replayed(newsroom: Path, run_prosec:
     )
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert (newsroom / "judge-calls.txt").read_text().count("call") == calls
+    # the judge's secret is in its environment only: never printed, logged or recorded
+    for path in [*out.rglob("*"), *newsroom.rglob("*")]:
+        if path.is_file() and path.name != "prose.toml":
+            assert b"tok-5ecr3t-77" not in path.read_bytes(), path
+    assert "tok-5ecr3t-77" not in first.stdout + first.stderr + replay.stdout + replay.stderr
     # without the replay, the broken judge makes the test an error, not a pass
     broken = run_prosec("test", "judged.test.prose.md", "--out", out, cwd=newsroom)
     assert broken.returncode == 1
@@ -266,6 +275,17 @@ def test_junit_output_is_read_by_junitparser(newsroom: Path, run_prosec: Runner)
     assert failure.message == "1 of 4 assertions failed"
     assert '"Allotment open day" is item 2' in (failure.text or "")
     assert cases["test-breaking-desk"].is_passed
+
+
+def test_tests_in_parallel_give_the_same_results(newsroom: Path, run_prosec: Runner) -> None:
+    one = run_prosec("test", ".", "--out", newsroom.parent / "one", cwd=newsroom)
+    two = run_prosec("test", ".", "--out", newsroom.parent / "two", "--jobs", "3", cwd=newsroom)
+    assert one.returncode == two.returncode == 1
+
+    def masked(text: str) -> str:
+        return re.sub(r"/(one|two)/(.*)/runs/[^/]+/", r"/OUT/\2/runs/RUN/", text)
+
+    assert masked(one.stdout) == masked(two.stdout)
 
 
 def test_json_output_lists_every_assertion(newsroom: Path, run_prosec: Runner) -> None:

@@ -93,3 +93,14 @@ def test_describe_says_what_runs() -> None:
     )
     check = lower_item(item, 1, negated=True, nodes=())
     assert check.describe() == "not (len(`stories`) >= 2)"
+
+
+def test_hostile_values_stay_text() -> None:
+    from prosec.compiler.passes.test_checks import literal
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert literal(deep) == deep  # past the depth limit: text, never a crash
+    assert literal("NaN") == "NaN" and literal("[1e400]") == "[1e400]"
+    assert literal("9" * 5_000) == "9" * 5_000
+    assert literal('`{"a": [1, 2]}`') == {"a": [1, 2]} and literal("plain words.") == "plain words"
+    assert lowered("x", "is " + deep)[0] == "judge"
