@@ -4,6 +4,7 @@ newsroom's renders/desk.py), a fake judge written here, JUnit parsed by junitpar
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import textwrap
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import junitparser
 import pytest
+from prosec.runtime.schemas import validate
 
 from ...conftest import CORPUS, Runner
 
@@ -67,6 +69,7 @@ def test_a_passing_test_reports_and_logs_as_upstream(newsroom: Path, run_prosec:
     assert log[-1] == "---test PASS (8/8 assertions)"
     recorded = json.loads((run / "test-result.json").read_text(encoding="utf-8"))
     assert recorded["status"] == "pass" and recorded["passed"] == recorded["total"] == 8
+    assert validate(recorded, "test-result.schema.json") == []
     # the test ran in its own root: the project's state/ and runs/ were never made
     assert not (newsroom / "state").exists() and not (newsroom / "runs").exists()
     # two runs (the fixtures, then ### Changes), each with its own run id
@@ -286,6 +289,20 @@ def test_tests_in_parallel_give_the_same_results(newsroom: Path, run_prosec: Run
         return re.sub(r"/(one|two)/(.*)/runs/[^/]+/", r"/OUT/\2/runs/RUN/", text)
 
     assert masked(one.stdout) == masked(two.stdout)
+
+
+def test_junit_without_its_extra_says_what_to_install(
+    newsroom: Path, run_prosec: Runner, tmp_path: Path
+) -> None:
+    shadow = tmp_path / "no-junit" / "junitparser"
+    shadow.mkdir(parents=True)  # a package that cannot be imported, as if not installed
+    (shadow / "__init__.py").write_text("raise ImportError('junitparser is not installed')\n")
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    result = run_prosec("test", ".", "--format", "junit", cwd=newsroom, env=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr == (
+        "prosec: error: --format junit needs the 'junit' extra: pip install 'prosec[junit]'\n"
+    )
 
 
 def test_json_output_lists_every_assertion(newsroom: Path, run_prosec: Runner) -> None:
