@@ -30,6 +30,9 @@ def emit(
 ) -> dict[str, Any]:
     """The compiled intent document: upstream IR v2 plus prosec's inline extensions."""
     names = [node.name for node in topology.nodes]
+    by_subscriber: dict[str, list[Resolution]] = {}  # in resolution order, grouped once
+    for resolution in topology.resolutions:
+        by_subscriber.setdefault(resolution.subscriber, []).append(resolution)
     return {
         "kind": KIND,
         "version": VERSION,
@@ -41,7 +44,7 @@ def emit(
                     node.wake_source.value,
                     node.cadence,
                     fingerprints,
-                    topology.resolutions,
+                    by_subscriber.get(node.name, ()),
                 )
                 for node in topology.nodes
             ],
@@ -94,7 +97,7 @@ def _node(
     wake: str,
     cadence: str | None,
     fingerprints: Mapping[str, str],
-    resolutions: Iterable[Resolution],
+    resolutions: Iterable[Resolution],  # the node's own, in order
 ) -> dict[str, Any]:
     record: dict[str, Any] = {
         "node": name,
@@ -109,7 +112,7 @@ def _node(
             "type": r.need.run_typed or "text",
             "description": " ".join(r.need.text.split()),
         }
-        for position, r in enumerate((r for r in resolutions if r.subscriber == name), start=1)
+        for position, r in enumerate(resolutions, start=1)
         if r.status == "caller"
     ]
     if inputs:
