@@ -12,7 +12,8 @@ TYPES := $(VENV)/typecheck
 # recorded from it (the `shared/` folder beside this checkout holds both by default).
 UPSTREAM ?= ../shared/upstream/openprose-prose
 REFERENCE_VECTORS ?= $(UPSTREAM)/../../conformance/reference-vectors.json
-export UPSTREAM REFERENCE_VECTORS
+SEEDS ?= $(UPSTREAM)/../../seeds
+export UPSTREAM REFERENCE_VECTORS SEEDS
 
 PYTEST := $(BIN)/python -m pytest -q --ignore=tests/benchmarks
 
@@ -64,6 +65,7 @@ test: lint typecheck
 check-upstream:
 	$(if $(wildcard $(UPSTREAM)/.),,$(error UPSTREAM=$(UPSTREAM) does not exist; set UPSTREAM to a checkout of openprose-prose))
 	$(if $(wildcard $(REFERENCE_VECTORS)),,$(error REFERENCE_VECTORS=$(REFERENCE_VECTORS) does not exist; set REFERENCE_VECTORS to the upstream reference-vectors.json))
+	$(if $(wildcard $(SEEDS)/.),,$(error SEEDS=$(SEEDS) does not exist; set SEEDS to the seeds folder))
 
 # The tests that read the upstream corpus and the reference vectors.
 conformance: check-upstream $(TEST_STAMP)

@@ -16,6 +16,9 @@ callable = "renders.digest:render"
 
 [cadence]           # self-driven cadences (ISO 8601 or cron:), when the intent has none
 digest = "P1D"
+
+[test.judge]        # `prosec test`: decides the assertions no check lowers (agent shape)
+command = "my-agent --print"
 ```
 
 Other tables (lint settings, wiring pins) belong to the compiler and are ignored here;
@@ -47,6 +50,7 @@ class RunConfig:
     render_default: Mapping[str, Any] | None = None
     render_nodes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     cadence: Mapping[str, str] = field(default_factory=dict)
+    judge: Mapping[str, Any] | None = None  # `[test.judge]`: the judge of `prosec test`
 
 
 def load_config(root: Path) -> RunConfig:
@@ -67,4 +71,5 @@ def run_config(data: Mapping[str, Any]) -> RunConfig:
         render_default=default,
         render_nodes=renders,
         cadence=dict(data.get("cadence", {})),
+        judge=data.get("test", {}).get("judge"),
     )

@@ -33,10 +33,13 @@ UPSTREAM = _path_from("UPSTREAM", REPO.parent / "shared" / "upstream" / "openpro
 REFERENCE_VECTORS = _path_from(
     "REFERENCE_VECTORS", UPSTREAM.parent.parent / "conformance" / "reference-vectors.json"
 )
+# The seeds (the layouts prosec implements); by default the shared/ folder's.
+SEEDS = _path_from("SEEDS", REPO.parent / "shared" / "seeds")
 # Markers mean what they say: a test using one of these fixtures must carry the marker.
 MARKED_FIXTURES = {
     "upstream": "conformance",
     "reference_vectors": "conformance",
+    "seeds": "conformance",
     "postgres_url": "postgres",
 }
 
@@ -73,6 +76,14 @@ def reference_vectors() -> dict[str, Any]:
         )
     data: dict[str, Any] = json.loads(REFERENCE_VECTORS.read_text(encoding="utf-8"))
     return data
+
+
+@pytest.fixture(scope="session")
+def seeds() -> Path:
+    """The seed documents (000 legacy .prose/, 001 filesystem, 004 PostgreSQL)."""
+    if not SEEDS.is_dir():
+        pytest.fail(f"SEEDS={SEEDS} does not exist; set SEEDS to the seeds folder", pytrace=False)
+    return SEEDS
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,8 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..ir import KINDS, Project, Resolution, Topology
 from ..lowered import CanonicalizerSpec, Validator
+from ..runtime_hints import RuntimeHints
+from ..runtime_hints import lower as runtime_hints
 
 KIND = "openprose.compile-phase-ir"
 VERSION = 2
@@ -43,6 +45,7 @@ def emit(
                     node.name,
                     node.wake_source.value,
                     node.cadence,
+                    runtime_hints(node.contract),
                     fingerprints,
                     by_subscriber.get(node.name, ()),
                 )
@@ -96,6 +99,7 @@ def _node(
     name: str,
     wake: str,
     cadence: str | None,
+    hints: RuntimeHints | None,
     fingerprints: Mapping[str, str],
     resolutions: Iterable[Resolution],  # the node's own, in order
 ) -> dict[str, Any]:
@@ -106,6 +110,8 @@ def _node(
     }
     if cadence:
         record["cadence"] = cadence
+    if hints is not None:
+        record["runtime"] = hints.to_json()
     inputs = [
         {
             "name": r.need.name or f"input-{position}",

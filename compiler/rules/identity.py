@@ -180,11 +180,8 @@ def check_project(project: Project) -> Iterator[Diagnostic]:
 
 
 def _check_subjects(project: Project) -> Iterator[Diagnostic]:
-    runnable = {
-        c.name
-        for c in project.contracts
-        if c.kind in (ContractKind.RESPONSIBILITY, ContractKind.FUNCTION, ContractKind.GATEWAY)
-    }
+    # any contract: a subject of the wrong kind is `test_subject_kind` (the tests pass)
+    runnable = {c.name for c in project.contracts if c.kind != ContractKind.TEST}
     directories = [f.path.rpartition("/")[0] for f in project.files]
     for contract in project.contracts:
         if contract.kind != ContractKind.TEST or not contract.subject:

@@ -6,10 +6,10 @@ stored in run state or put in an exception message: errors are redacted, `descri
 and `repr()` name only the variable. This module (with postgres_audit.py, its read-only
 view for `prosec receipts verify`) is the only user of psycopg.
 
-Canonical tables follow seed 004 (`openprose.run`, `world_model_version`,
-`world_model_published`, `receipt` with its JSONB projections); prosec adds the
-receipt's canonical line (`line`, verified on load like any ledger) and the extension
-tables `x_kv`, `x_pending`, `x_inbox`. The runner lock is a session advisory lock.
+The schema is seed 004's, all nine tables (pg_schema.py holds the DDL and its versioned
+migrations, applied when the backend opens); prosec adds the receipt's canonical line
+(`line`, verified on load like any ledger) and the extension tables `x_kv`,
+`x_pending`, `x_inbox`, `x_schema_version`. The runner lock is a session advisory lock.
 """
 
 from __future__ import annotations
@@ -34,58 +34,11 @@ from .base import (
     verified_line,
     verify_stored,
 )
+from .pg_schema import LATEST, MIGRATIONS, VERSION_TABLE
 
 __all__ = ["PostgresBackend", "find_url", "jsonb_problem", "redact"]
 
 URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
-
-DDL = """
-CREATE SCHEMA IF NOT EXISTS {schema};
-CREATE TABLE IF NOT EXISTS {schema}.run (
-    id TEXT PRIMARY KEY,
-    root_path TEXT,
-    root_source TEXT,
-    started_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-    updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-    status TEXT NOT NULL DEFAULT 'running'
-        CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
-    state_mode TEXT NOT NULL DEFAULT 'postgres',
-    metadata JSONB DEFAULT '{{}}'::jsonb
-);
-CREATE TABLE IF NOT EXISTS {schema}.world_model_version (
-    version TEXT PRIMARY KEY,
-    node TEXT NOT NULL,
-    artifact BYTEA,
-    attachment_path TEXT,
-    created_at TIMESTAMPTZ NOT NULL DEFAULT NOW()
-);
-CREATE TABLE IF NOT EXISTS {schema}.world_model_published (
-    node TEXT PRIMARY KEY,
-    version TEXT NOT NULL REFERENCES {schema}.world_model_version(version),
-    updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW()
-);
-CREATE TABLE IF NOT EXISTS {schema}.receipt (
-    id SERIAL PRIMARY KEY,
-    run_id TEXT REFERENCES {schema}.run(id) ON DELETE CASCADE,
-    node TEXT NOT NULL,
-    contract_fingerprint TEXT NOT NULL,
-    wake JSONB NOT NULL,
-    input_fingerprints JSONB NOT NULL,
-    fingerprints JSONB NOT NULL,
-    semantic_diff JSONB DEFAULT '{{}}'::jsonb,
-    prev TEXT,
-    status TEXT NOT NULL CHECK (status IN ('rendered', 'skipped', 'failed')),
-    cost JSONB DEFAULT '{{}}'::jsonb,
-    sig JSONB NOT NULL,
-    created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-    content_hash TEXT NOT NULL UNIQUE,
-    line BYTEA NOT NULL
-);
-CREATE INDEX IF NOT EXISTS receipt_node_id ON {schema}.receipt(node, id);
-CREATE TABLE IF NOT EXISTS {schema}.x_kv (key TEXT PRIMARY KEY, value JSONB NOT NULL);
-CREATE TABLE IF NOT EXISTS {schema}.x_pending (node TEXT PRIMARY KEY, record BYTEA NOT NULL);
-CREATE TABLE IF NOT EXISTS {schema}.x_inbox (id BIGSERIAL PRIMARY KEY, wake BYTEA NOT NULL);
-"""
 
 
 def find_url(root: Path, env: Mapping[str, str]) -> tuple[str, str] | None:
@@ -133,10 +86,51 @@ class PostgresBackend:
         self._lock_held = False
         try:
             self._db = psycopg.connect(url, autocommit=True)
-            with self._db.transaction():
-                self._db.execute(DDL.format(schema=schema).encode())
+            self.schema_version = self._migrate()
         except psycopg.Error as exc:
             self._fail(exc)
+
+    def _migrate(self) -> int:
+        """Bring the schema to pg_schema.LATEST (one transaction, advisory-locked) and
+        return the version; a schema a newer prosec wrote is refused, never touched."""
+        version = self._stored_version()
+        if version == LATEST:
+            return version
+        with self._db.transaction():
+            self._db.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"prosec-migrate:{self.schema}",)
+            )
+            self._db.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}".encode())
+            self._db.execute(VERSION_TABLE.format(schema=self.schema).encode())
+            version = self._stored_version() or 0
+            if version > LATEST:
+                raise BackendError(
+                    f"postgres (${self.variable}): schema {self.schema} is at version "
+                    f"{version}, newer than this prosec knows ({LATEST}); upgrade prosec"
+                )
+            for step in MIGRATIONS:
+                if step.version > version:
+                    self._db.execute(step.ddl.format(schema=self.schema).encode())
+                    self._db.execute(
+                        sql.SQL("INSERT INTO {} (version, description) VALUES (%s, %s)").format(
+                            self._t("x_schema_version")
+                        ),
+                        (step.version, step.description),
+                    )
+                    version = step.version
+        return version
+
+    def _stored_version(self) -> int | None:
+        """The schema's migration version (None before x_schema_version exists)."""
+        row = self._db.execute(
+            "SELECT to_regclass(%s)", (f"{self.schema}.x_schema_version",)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        found = self._db.execute(
+            sql.SQL("SELECT max(version) FROM {}").format(self._t("x_schema_version"))
+        ).fetchone()
+        return int(found[0]) if found and found[0] is not None else None
 
     @classmethod
     def from_env(cls, root: Path, env: Mapping[str, str]) -> PostgresBackend:

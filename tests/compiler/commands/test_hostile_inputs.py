@@ -563,6 +563,26 @@ CASES: list[Case] = [
             _put("h/fx/receipts.json", "[NaN]")(w),
         ),
     ),
+    # -- test -------------------------------------------------------------------------
+    Case("test-missing", ("test", "{w}/h/nothing"), "nothing"),
+    Case("test-not-prose", ("test", "{w}/h/afile"), "afile"),
+    Case("test-no-tests", ("test", "{w}/h/dir"), "dir"),
+    Case("test-replay-without-out", ("test", ".", "--judge-replay"), "--out", cwd="ed"),
+    Case("test-bad-format", ("test", "--format", "nope", "."), "nope", cwd="ed"),
+    Case("test-zero-jobs", ("test", "--jobs", "0", "."), "--jobs", cwd="ed"),
+    Case("test-nan-timeout", ("test", "--timeout", "nan", "."), "--timeout", cwd="ed"),
+    Case(
+        "test-bad-utf8",
+        ("test", "{w}/h/t"),
+        "x.prose.md",
+        setup=_put("h/t/x.prose.md", b"---\nname: \xff\nkind: test\n---\n"),
+    ),
+    Case(
+        "test-fifo-output",
+        ("test", "{w}/h/t", "-o", "{w}/h/fifo"),
+        "fifo",
+        setup=_put("h/t/x.prose.md", "---\nname: x\nkind: test\nsubject: ghost\n---\n"),
+    ),
     Case("unknown-command", ("frobnicate",), "frobnicate"),
 ]
 
