@@ -21,6 +21,7 @@ from .backends import Backend, BackendError, open_backend
 from .cadence import Cadence, is_due, parse_cadence
 from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
+from .delegation import Delegates
 from .executor import Engine, EngineOptions, Event, RunSummary
 from .fsio import atomic_write_text, remove_leftovers, repair_torn_tail
 from .inbox import recover_claim
@@ -33,6 +34,7 @@ from .protocol import (
     pending_problem,
     wake_problem,
 )
+from .provenance import ProvenanceError, load_snapshot
 from .reconciler import Wake
 from .renders import BindingError, Renderer, make_renderer, resolve_binding, template_of
 from .renders.process import kill_survivors
@@ -60,6 +62,7 @@ class Project:
     providers: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     invoked: str | None = None  # the source `prosec run FILE` named (the runs' `root:`)
+    delegates: Delegates = field(default_factory=lambda: Delegates(renderers={}, unbound={}))
 
     def bind_renders(self, cli: Mapping[str, Mapping[str, Any]]) -> None:
         """Resolve every node's render now, so a missing binding fails before anything runs."""
@@ -77,7 +80,34 @@ class Project:
                 self.providers[node] = binding.kind
             except BindingError as exc:
                 problems.append(str(exc))
-        known = {*self.intent.nodes, *(template_of(n) for n in self.intent.nodes), "*"}
+        declared = sorted(
+            {
+                d
+                for spec in self.intent.nodes.values()
+                for d in (spec.runtime or {}).get("delegates", ())
+            }
+        )
+        renderers: dict[str, Renderer] = {}
+        unbound: dict[str, str] = {}
+        for name in declared:  # a delegate without a binding fails only the render using it
+            try:
+                binding = resolve_binding(
+                    name,
+                    cli=cli,
+                    config_nodes=self.config.render_nodes,
+                    intent_render=None,
+                    config_default=self.config.render_default,
+                )
+                renderers[name] = make_renderer(binding, self.root)
+            except BindingError as exc:
+                unbound[name] = str(exc).replace("node ", "delegate ", 1)
+        self.delegates = Delegates(renderers=renderers, unbound=unbound)
+        known = {
+            *self.intent.nodes,
+            *(template_of(n) for n in self.intent.nodes),
+            *declared,
+            "*",
+        }
         unknown = sorted(set(cli) - known)
         unknown += sorted(set(self.config.render_nodes) - known)
         for name in unknown:
@@ -164,6 +194,7 @@ class Project:
             renderers=self.renderers,
             providers=self.providers,
             options=options,
+            delegates=self.delegates,
         )
 
     def create_run(
@@ -188,6 +219,12 @@ class Project:
                 f"({len(missing)} file{'s' if len(missing) != 1 else ''} missing from deps/); "
                 "run `prosec install`"
             )
+        try:
+            snapshot = load_snapshot(self.root, self.intent.digest, sources)
+        except ProvenanceError as exc:
+            raise SessionError(str(exc)) from None
+        if snapshot is not None:
+            self.warnings.extend(snapshot.warnings)
         root_source = root_source or self.invoked or _root_source(sources)
         title = next(
             (
@@ -209,6 +246,8 @@ class Project:
             info["taken"] = taken
         if inputs:
             info["inputs"] = dict(sorted(inputs.items()))
+        if snapshot is not None and snapshot.edited:
+            info["sources_edited"] = list(snapshot.edited)  # run with the compiled text
         runs_dir = None
         if self.backend.ephemeral:
             # nothing durable: the run's files live in a temporary folder
@@ -223,6 +262,7 @@ class Project:
             title=title,
             upstream=upstream,
             info=info,
+            compiled=snapshot.texts if snapshot is not None else None,
         )
 
     def bind_caller(
@@ -391,7 +431,7 @@ def open_project(
 ) -> Project:
     """Load config and compiled intent and open the backend (no lock taken yet)."""
     root = root.resolve()
-    config = load_config(root)
+    config = load_config(root, env)
     intent = load_intent(root / (manifest or MANIFEST), cache=root / CACHE)
     store = open_backend(backend or config.backend, root, env)
     return Project(root=root, config=config, intent=intent, backend=store)

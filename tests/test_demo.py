@@ -100,6 +100,9 @@ def test_demo_script_tells_the_story(tmp_path: Path) -> None:
     )
     assert (work / "graph.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
     assert f"the graph, drawn by Graphviz: {work / 'graph.svg'}" in out
+    assert "Results: 2 passed, 1 failed, 0 errors" in out
+    assert "test-front-page-order fails on purpose" in out
+    assert (work / "test-runs" / "test-breaking-desk").is_dir()
     assert out.splitlines()[-1] == (
         f"-- the project stays in {work}: cd there and try prosec status, prosec inspect latest~2"
     )

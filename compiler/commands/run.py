@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -60,6 +61,9 @@ def _open(root: Path, backend: str | None, renders: tuple[str, ...]) -> Project:
             node, table = parse_cli_binding(text)
             cli_bindings[node] = table
         project.bind_renders(cli_bindings)
+    model = click.get_current_context().meta.get(_MODEL_FLAG)
+    if model is not None:
+        project.config = project.config.overridden(default_model=model)
     return project
 
 
@@ -75,8 +79,11 @@ def _options(
         narrator = Narrator(lambda line: click.echo(line, err=True))
         narrator.start()
         on_event = narrator
+    if jobs is not None:
+        project.config = project.config.overridden(jobs=jobs)
     return EngineOptions(
-        jobs=jobs or project.config.jobs,
+        jobs=project.config.jobs,
+        default_model=project.config.default_model,
         timeout=timeout or project.config.timeout,
         checkpoint=_checkpoint(),
         clocked=clocked,
@@ -155,7 +162,29 @@ def _serve(
     return max(codes)
 
 
+_MODEL_FLAG = "prosec.run.model"
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
+
+
+def _remember_model(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """`--model` goes to the project's settings as they are opened (see `_open`)."""
+    if value is not None:
+        if not _MODEL_NAME.fullmatch(value):
+            raise click.BadParameter(
+                f"{value!r:.40} is not a model name (letters, digits and `._:/@+-`)"
+            )
+        ctx.meta[_MODEL_FLAG] = value
+
+
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--model",
+        metavar="MODEL",
+        expose_value=False,
+        callback=_remember_model,
+        help="Default model of agent renders (wins over OPENPROSE_DEFAULT_MODEL and "
+        "[run] default_model; a node's ### Runtime model and its binding's win over it).",
+    )(func)
     func = click.option(
         "--render",
         "renders",

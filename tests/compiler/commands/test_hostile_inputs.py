@@ -455,6 +455,19 @@ CASES: list[Case] = [
     Case("run-nan-timeout", ("run", ".", "--timeout", "nan"), "--timeout"),
     Case("run-inf-timeout", ("run", ".", "--timeout", "inf"), "--timeout"),
     Case("run-bad-backend", ("run", ".", "--backend", "nope"), "--backend"),
+    Case("run-bad-model", ("run", ".", "--model", "two words"), "--model"),
+    Case(
+        "run-dotenv-bad-jobs",
+        ("run", "."),
+        ".env:2: OPENPROSE_MAX_PARALLEL",
+        setup=_put("rt/.env", "# settings\nOPENPROSE_MAX_PARALLEL=lots\n"),
+    ),
+    Case(
+        "run-dotenv-is-a-fifo",
+        ("run", ".", "--render", "zz=command:true"),
+        "zz",
+        setup=_put("rt/.env", kind="fifo"),
+    ),
     Case("run-unknown-flag", ("run", ".", "--frobnicate"), "--frobnicate"),
     Case("run-file-not-prose", ("run", "{w}/h/afile"), "not a .prose.md file"),
     Case(
