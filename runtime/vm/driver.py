@@ -195,6 +195,9 @@ def _locked(
         bind=bind_for(cli, settings.config.render_nodes, settings.config.render_default),
         timeout=settings.timeout or settings.config.timeout,
         jobs=settings.jobs or settings.config.jobs,
+        memory_root=run.path,
+        ephemeral=settings.backend.ephemeral,
+        default_model=settings.config.default_model,
     )
     entry = program.functions[program.entry]
     args: dict[str, Any] = {}
@@ -268,6 +271,9 @@ def _nester(
             bind=invoker.bind,
             timeout=invoker.timeout,
             jobs=invoker.jobs,
+            memory_root=invoker.memory_root,
+            ephemeral=invoker.ephemeral,
+            default_model=invoker.default_model,
         )
         interpreter = Interpreter(
             program=nested,

@@ -481,6 +481,9 @@ class Interpreter:
         if agent and agent in scope.agents and not prompt:
             prompt = str(scope.agents[agent].get("prompt") or "")
         target = agent or frame.function.name
+        settings = scope.agents.get(agent, {}) if agent else {}
+        persist = settings.get("persist")
+        model = settings.get("model")
         ask = Ask(
             kind=kind,
             target=target,
@@ -488,6 +491,8 @@ class Interpreter:
             args=context,
             prompt=prompt,
             contract=frame.function.path or None,
+            persist=None if persist in (None, False) else str(persist).lower(),
+            model=str(model) if model is not None else None,
         )
         return self.step(frame, key, ask)
 
