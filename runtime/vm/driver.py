@@ -218,7 +218,12 @@ def _locked(
         nest=_nester(settings, program, run.path, run.run_id, invoker),
     )
     try:
-        result = interpreter.run(args)
+        try:
+            result = interpreter.run(args)
+        except RecursionError:
+            raise ProseError(
+                "the program nests too deeply (calls or blocks inside themselves)"
+            ) from None
     except ProseError as error:
         message = _message(error.value)
         log.close(f"---error {utc_now()} {message}")

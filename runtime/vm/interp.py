@@ -175,7 +175,7 @@ class Interpreter:
         if t == "Append":
             item = self.value(stmt["item"], scope, frame, key)
             current = self.value(stmt["target"], scope, frame, key)
-            self.store(stmt["target"], [*(current or []), item], scope, frame, key)
+            self.store(stmt["target"], [*flow.items_of(current), item], scope, frame, key)
             return None
         if t == "Return":
             raise ReturnSignal(
@@ -392,7 +392,7 @@ class Interpreter:
         if t == "Pipeline":
             return flow.pipeline(self, node, scope, frame, key)
         if t == "Filter":
-            items = self.value(node["source"], scope, frame, key) or []
+            items = flow.items_of(self.value(node["source"], scope, frame, key))
             kept = []
             for i, item in enumerate(items):
                 inner = Scope(scope)
@@ -546,10 +546,10 @@ class Interpreter:
             return self.invocation(call, scope, frame, key)
         values = [self.value(arg["value"], scope, frame, key) for arg in node["args"]]
         builtins: dict[str, Callable[..., Any]] = {
-            "len": lambda x: len(x or []),
-            "length": lambda x: len(x or []),
-            "first": lambda x: (x or [None])[0],
-            "last": lambda x: (x or [None])[-1],
+            "len": lambda x: len(flow.items_of(x)),
+            "length": lambda x: len(flow.items_of(x)),
+            "first": lambda x: (flow.items_of(x) or [None])[0],
+            "last": lambda x: (flow.items_of(x) or [None])[-1],
         }
         if name in builtins and len(values) == 1:
             return builtins[name](values[0])
