@@ -429,9 +429,12 @@ def resume(
     A program file run (`prosec run FILE`) continues from its journal: every step it
     completed is taken from there, none is done again."""
     require_dir(root)
-    with user_errors():
+    vm_run = False
+    try:  # a program file run resumes from its journal; anything else as below
         candidate = RunDir(resolve_run(root, run_ref))
         vm_run = candidate.info().get("kind") == "vm"
+    except (OSError, ValueError):
+        pass  # reported below, after the project's own settings are checked
     if vm_run:
         from .run_file import resume_file
 
