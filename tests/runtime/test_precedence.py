@@ -182,3 +182,16 @@ def test_bad_flag_and_bad_dotenv_are_usage_errors(tmp_path: Path) -> None:
     assert bad_env.returncode == 2
     assert f"{(project.root / '.env').resolve()}:1: OPENPROSE_MAX_PARALLEL" in bad_env.stderr
     assert "Traceback" not in bad_env.stderr
+
+
+def test_status_says_where_each_setting_came_from(tmp_path: Path) -> None:
+    project = agent_project(tmp_path, None, None)
+    (project.root / ".env").write_text("# team defaults\nOPENPROSE_DEFAULT_MODEL=dotenv-model\n")
+    result = cli(project.root, "status", "--json", env={"OPENPROSE_MAX_PARALLEL": "6"})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["settings"] == {
+        "jobs": {"value": 6, "from": "environment"},
+        "default_model": {"value": "dotenv-model", "from": f"{project.root / '.env'}:2"},
+    }
+    text = cli(project.root, "status").stdout
+    assert "settings: jobs 2 (from default), default model dotenv-model (from .env:2)" in text
