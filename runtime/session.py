@@ -40,7 +40,7 @@ from .renders import BindingError, Renderer, make_renderer, resolve_binding, tem
 from .renders.process import kill_survivors
 from .runs import RunDir, new_run_id, remove_unbuilt, resolve_run, utc_now
 
-__all__ = ["Project", "SessionError", "open_project"]
+__all__ = ["Project", "SessionError", "open_compiled", "open_project"]
 
 MANIFEST = Path("dist/manifest.active.json")
 CACHE = Path("state/.cache")
@@ -61,6 +61,7 @@ class Project:
     renderers: dict[str, Renderer] = field(default_factory=dict)
     providers: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    invoked: str | None = None  # the source `prosec run FILE` named (the runs' `root:`)
     delegates: Delegates = field(default_factory=lambda: Delegates(renderers={}, unbound={}))
 
     def bind_renders(self, cli: Mapping[str, Mapping[str, Any]]) -> None:
@@ -205,6 +206,7 @@ class Project:
         run_id: str | None = None,
         taken: Iterable[str] = (),
         inputs: Mapping[str, str] | None = None,
+        root_source: str | None = None,
     ) -> RunDir:
         """Create the run folder whole (its wakes, the inbox ids they came from and the
         caller inputs in run.json, so `prosec resume` needs nothing else)."""
@@ -223,7 +225,7 @@ class Project:
             raise SessionError(str(exc)) from None
         if snapshot is not None:
             self.warnings.extend(snapshot.warnings)
-        root_source = _root_source(sources)
+        root_source = root_source or self.invoked or _root_source(sources)
         title = next(
             (
                 str(s.get("name"))
@@ -431,6 +433,24 @@ def open_project(
     root = root.resolve()
     config = load_config(root, env)
     intent = load_intent(root / (manifest or MANIFEST), cache=root / CACHE)
+    store = open_backend(backend or config.backend, root, env)
+    return Project(root=root, config=config, intent=intent, backend=store)
+
+
+def open_compiled(
+    root: Path,
+    raw: Mapping[str, Any],
+    *,
+    backend: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Project:
+    """A project over a compiled intent made in memory (`prosec run FILE`): checked as a
+    manifest on disk would be, never written to dist/."""
+    from .intent import parse_intent
+
+    root = root.resolve()
+    config = load_config(root)
+    intent = parse_intent(dict(raw), "the compiled intent of the file")
     store = open_backend(backend or config.backend, root, env)
     return Project(root=root, config=config, intent=intent, backend=store)
 

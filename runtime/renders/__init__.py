@@ -104,6 +104,8 @@ class RenderRequest:
         attested: The ids of the node's render-attested postconditions
             (`PROSEC_ATTESTED_IDS`, comma-separated): what `attest_file` must list.
         attempt: Names this attempt's staging folder and process record.
+        task: What a VM step asks, in words (`prosec run FILE`: a function call, a
+            session prompt or a discretion question; see `runtime/vm/calls.py`), else "".
         memory: The node's agent memory for this session when its `### Runtime` has
             `persist` (`PROSEC_MEMORY_DIR`, `PROSEC_MEMORY` for `memory.md`,
             `PROSEC_MEMORY_SEGMENT` for this session's segment record,
@@ -130,6 +132,7 @@ class RenderRequest:
     wake: Mapping[str, Any] = field(default_factory=dict)
     attested: tuple[str, ...] = ()
     attempt: str = ""  # names this attempt's staging folder and process record
+    task: str = ""  # a VM step's request in words (empty for a node render)
     memory: AgentMemory | None = None
     model: str | None = None
     default_model: str = "unspecified"

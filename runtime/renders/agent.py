@@ -101,6 +101,8 @@ def build_prompt(request: RenderRequest) -> str:
             f"- Attest these postconditions by id in {request.attest_file} as "
             '{"attested": [ids]} only if they hold: ' + ", ".join(request.attested)
         ]
+    if request.task:
+        lines += ["", "## Task", "", request.task.rstrip()]
     return "\n".join(lines) + "\n"
 
 
