@@ -72,6 +72,7 @@ class Invoker:
     bind: Callable[[str], Binding]
     timeout: float
     jobs: int
+    default_model: str = "unspecified"  # RunConfig.default_model: an agent's fallback
     _renderers: dict[str, Renderer] | None = None
     _gate: threading.Semaphore | None = None
     _lock: threading.Lock | None = None
@@ -140,6 +141,7 @@ class Invoker:
             wake={"source": "input", "refs": []},
             attempt=attempt,
             task=_task(ask, output),
+            default_model=self.default_model,
         )
         assert self._gate is not None
         with self._gate:

@@ -195,6 +195,7 @@ def _locked(
         bind=bind_for(cli, settings.config.render_nodes, settings.config.render_default),
         timeout=settings.timeout or settings.config.timeout,
         jobs=settings.jobs or settings.config.jobs,
+        default_model=settings.config.default_model,
     )
     entry = program.functions[program.entry]
     args: dict[str, Any] = {}
@@ -268,6 +269,7 @@ def _nester(
             bind=invoker.bind,
             timeout=invoker.timeout,
             jobs=invoker.jobs,
+            default_model=invoker.default_model,
         )
         interpreter = Interpreter(
             program=nested,

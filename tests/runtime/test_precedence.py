@@ -195,3 +195,21 @@ def test_status_says_where_each_setting_came_from(tmp_path: Path) -> None:
     }
     text = cli(project.root, "status").stdout
     assert "settings: jobs 2 (from default), default model dotenv-model (from .env:2)" in text
+
+
+def test_a_program_file_run_passes_the_default_model_too(tmp_path: Path) -> None:
+    from ..conftest import REPO
+
+    root = tmp_path / "tea-timer"
+    shutil.copytree(REPO / "corpus" / "tea-timer", root)
+    (root / "prose.toml").write_text(
+        '[render.tea-timer]\nkind = "command"\n'
+        'command = ["sh", "-c", "echo $PROSEC_MODEL >> model.log; exec python3 renders/tea.py"]\n'
+    )
+    run = ("run", "src/tea-timer.prose.md", "--tea", "green", "--strength", "strong")
+    assert cli(root, *run).returncode == 0
+    (root / ".env").write_text("OPENPROSE_DEFAULT_MODEL=dotenv-model\n")
+    assert cli(root, *run).returncode == 0
+    result = cli(root, *run, "--model", "flag-model")
+    assert result.returncode == 0, result.stderr
+    assert (root / "model.log").read_text().split() == ["unspecified", "dotenv-model", "flag-model"]
