@@ -193,3 +193,13 @@ def test_a_python_render_gets_its_memory_on_the_request(tmp_path: Path) -> None:
         .read_text()
         .startswith("# Segment 001\n")
     )
+
+
+def test_the_in_context_backend_keeps_memory_only_for_the_run(tmp_path: Path) -> None:
+    project = scoped(tmp_path, {"persist": "project"})
+    result = prosec(project.root, "run", ".", "--backend", "in-context")
+    assert result.returncode == 0, result.stderr
+    assert agent_log(project.root) == [
+        "keeper model=unspecified scope=project segment=keeper-001.md memory-in-prompt=yes"
+    ]
+    assert not (project.root / "state/agents").exists()  # nothing durable
