@@ -145,3 +145,26 @@ def test_old_blobs_are_pruned_when_no_list_names_them(project: tuple[Path, dict[
     # the first build's keeper is gone
     files = len(list((root / "src").glob("*.prose.md")))
     assert len(before) == files and len(after) == files + 1 and len(before - after) == 1
+
+
+@pytest.mark.parametrize("blocker", ["store-is-a-file", "blob-is-a-folder", "blob-is-a-link"])
+def test_a_build_replaces_whatever_took_the_stores_place(
+    project: tuple[Path, dict[str, str]], blocker: str
+) -> None:
+    root, env = project
+    listed = json.loads((root / "dist/sources.next.json").read_text())
+    blob = root / "dist/sources" / listed["sources"][KEEPER].removeprefix("sha256:")
+    if blocker == "store-is-a-file":
+        shutil.rmtree(root / "dist/sources")
+        (root / "dist/sources").write_text("not a store")
+    elif blocker == "blob-is-a-folder":
+        blob.unlink()
+        blob.mkdir()
+    else:
+        blob.unlink()
+        (root / "elsewhere.md").write_text("not the source")
+        blob.symlink_to(root / "elsewhere.md")
+    result = prosec(root, "build", "--no-cache", env=env)
+    assert result.returncode == 0, result.stderr
+    assert blob.is_file() and not blob.is_symlink()
+    assert blob.read_bytes() == (root / KEEPER).read_bytes()
