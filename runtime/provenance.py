@@ -107,6 +107,8 @@ def promote(dist: Path, manifest: bytes) -> bool:
     manifest being activated); else remove a stale active list. True when promoted."""
     listed = _read_list(dist / NEXT_LIST)
     active = dist / ACTIVE_LIST
+    if active.is_dir() and not active.is_symlink():
+        shutil.rmtree(active)  # prosec's own file: whatever took its place goes
     if listed is None or listed.get("manifest") != digest_of_bytes(manifest):
         active.unlink(missing_ok=True)
         return False

@@ -168,3 +168,16 @@ def test_a_build_replaces_whatever_took_the_stores_place(
     assert result.returncode == 0, result.stderr
     assert blob.is_file() and not blob.is_symlink()
     assert blob.read_bytes() == (root / KEEPER).read_bytes()
+
+
+def test_activate_replaces_a_folder_in_place_of_the_active_list(
+    project: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = project
+    (root / "dist/sources.active.json").unlink()
+    (root / "dist/sources.active.json").mkdir()
+    result = prosec(root, "activate", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (root / "dist/sources.active.json").read_bytes() == (
+        root / "dist/sources.next.json"
+    ).read_bytes()
