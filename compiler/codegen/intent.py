@@ -32,6 +32,9 @@ def emit(
 ) -> dict[str, Any]:
     """The compiled intent document: upstream IR v2 plus prosec's inline extensions."""
     names = [node.name for node in topology.nodes]
+    by_subscriber: dict[str, list[Resolution]] = {}  # in resolution order, grouped once
+    for resolution in topology.resolutions:
+        by_subscriber.setdefault(resolution.subscriber, []).append(resolution)
     return {
         "kind": KIND,
         "version": VERSION,
@@ -44,7 +47,7 @@ def emit(
                     node.cadence,
                     runtime_hints(node.contract),
                     fingerprints,
-                    topology.resolutions,
+                    by_subscriber.get(node.name, ()),
                 )
                 for node in topology.nodes
             ],
@@ -98,7 +101,7 @@ def _node(
     cadence: str | None,
     hints: RuntimeHints | None,
     fingerprints: Mapping[str, str],
-    resolutions: Iterable[Resolution],
+    resolutions: Iterable[Resolution],  # the node's own, in order
 ) -> dict[str, Any]:
     record: dict[str, Any] = {
         "node": name,
@@ -115,7 +118,7 @@ def _node(
             "type": r.need.run_typed or "text",
             "description": " ".join(r.need.text.split()),
         }
-        for position, r in enumerate((r for r in resolutions if r.subscriber == name), start=1)
+        for position, r in enumerate(resolutions, start=1)
         if r.status == "caller"
     ]
     if inputs:
