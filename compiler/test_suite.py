@@ -161,9 +161,9 @@ def _refusal(subject: str | None, unit: Any, build_errors: Sequence[Diagnostic])
         return f"the subject `{subject}` names no contract of this project"
     if contract.kind == ContractKind.FUNCTION:
         return (
-            f"the subject `{name}` is a function: running a lone function needs the VM's "
-            "single-function runs, which prosec does not have yet; test a responsibility "
-            "that calls it"
+            f"the subject `{name}` is a function: prosec test does not run function "
+            "subjects yet (a lone function runs with `prosec run FILE`); test a "
+            "responsibility that calls it"
         )
     if contract.kind not in (ContractKind.RESPONSIBILITY,):
         return f"the subject `{name}` is a {contract.kind}, not a responsibility or function"

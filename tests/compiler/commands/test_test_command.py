@@ -330,7 +330,7 @@ def test_a_function_subject_is_refused_with_a_reason(tmp_path: Path, run_prosec:
     result = run_prosec("test", "src", cwd=root)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "ERROR" in result.stdout
-    assert "is a function: running a lone function needs" in result.stdout
+    assert "is a function: prosec test does not run function subjects yet" in result.stdout
 
 
 @pytest.mark.slow  # a pytest process of its own
