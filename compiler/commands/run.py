@@ -30,7 +30,7 @@ from prosec.runtime.session import Project, open_compiled
 
 from ..report import plural
 from .errors import ExitCode, fail, user_errors
-from .inputs import finite_seconds, load_data
+from .inputs import finite_seconds, load_data, require_dir
 from .runtime_common import json_opt, open_root, root_arg, root_opt
 from .terminal import Progress
 
@@ -423,6 +423,7 @@ def resume(
 
     A program file run (`prosec run FILE`) continues from its journal: every step it
     completed is taken from there, none is done again."""
+    require_dir(root)  # before the run is looked up: a ROOT that is a loop or a file is exit 2
     with user_errors():
         candidate = RunDir(resolve_run(root, run_ref))
         vm_run = candidate.info().get("kind") == "vm"
