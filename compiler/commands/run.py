@@ -428,7 +428,7 @@ def resume(
 
     A program file run (`prosec run FILE`) continues from its journal: every step it
     completed is taken from there, none is done again."""
-    require_dir(root)
+    require_dir(root)  # before the run is looked up: a ROOT that is a loop or a file is exit 2
     with user_errors():
         candidate = RunDir(resolve_run(root, run_ref))
         vm_run = candidate.info().get("kind") == "vm"

@@ -53,6 +53,9 @@ class VmSettings:
     timeout: float | None = None
     narrate: Callable[[str], None] | None = None  # the in-context narration's output
     checkpoint: Callable[[int], None] | None = None  # after each journal line (tests)
+    # the renders' root (working directory, PROSEC_ROOT) when it is not `root`: `prosec
+    # test` keeps a test's runs in a folder of its own and renders from the project
+    render_root: Path | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,7 +192,7 @@ def _locked(
         node, table = parse_cli_binding(text)
         cli[node] = table
     invoker = Invoker(
-        root=settings.root,
+        root=settings.render_root or settings.root,
         run_dir=run.path,
         run_id=run.run_id,
         bind=bind_for(cli, settings.config.render_nodes, settings.config.render_default),
@@ -270,7 +273,7 @@ def _nester(
                 journal.record(f"{key}:input:{name}", "bind", value)
                 log(Event(kind="input", name=name))
         sub = Invoker(
-            root=settings.root,
+            root=settings.render_root or settings.root,
             run_dir=folder,
             run_id=run_id,
             bind=invoker.bind,
