@@ -87,7 +87,7 @@ CODES: dict[str, CodeInfo] = {
         WARN, "the `id:` is not 26 characters of Crockford base32", strict_severity=ERR
     ),
     "subject_missing": CodeInfo(ERR, "a test has no `subject:`"),
-    "subject_unknown": CodeInfo(WARN, "a test's `subject:` names no responsibility or function"),
+    "subject_unknown": CodeInfo(WARN, "a test's `subject:` names no contract of its project"),
     "test_subject_kind": CodeInfo(ERR, "a test's subject is not a responsibility or function"),
     "test_fixture_missing": CodeInfo(ERR, "a test's fixtures leave a required input unbound"),
     "test_fixture_unknown": CodeInfo(ERR, "a test fixture binds nothing its subject requires"),

@@ -1,5 +1,8 @@
 """`### Runtime` → the runtime hints of a node: agent memory (`persist`) and `model`.
 
+`### Shape` `delegates` (the runtime delegates a render may yield to, each a child item
+or a backticked name) are lowered with them: a render may delegate only to these.
+
 Lowered deterministically from the section's items (`` - `persist`: project ``,
 `- model: opus — why`): the value is the first backticked word after the name, else its
 first word. `persist` is `true` (memory for this run: `runs/{id}/agents/{name}/`),
@@ -13,7 +16,8 @@ The hints ride on the compiled intent's topology node as `runtime` (and enter th
 contract fingerprint only when present, so a contract without hints keeps its
 fingerprint):
 
-    {"persist": "true" | "project" | "user" | "path", "path": "memory/captain", "model": "opus"}
+    {"persist": "true" | "project" | "user" | "path", "path": "memory/captain", "model": "opus",
+     "delegates": ["summarizer"]}
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ PERSIST_SCOPES = ("true", "project", "user")
 _OFF = ("false", "none", "no")
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 _BACKTICKED = re.compile(r"`([^`]*)`")
+_DELEGATE = re.compile(r"(?!\.\.?$)[A-Za-z0-9._-]{1,200}")
 
 
 @value(kw_only=True)
@@ -42,6 +47,7 @@ class RuntimeHints:
     persist: str | None = None  # "true" | "project" | "user" | "path"
     path: str | None = None  # for persist == "path": root-relative, forward-slashed
     model: str | None = None
+    delegates: tuple[str, ...] = ()  # `### Shape` `delegates`, in source order
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {}
@@ -51,6 +57,8 @@ class RuntimeHints:
             record["path"] = self.path
         if self.model is not None:
             record["model"] = self.model
+        if self.delegates:
+            record["delegates"] = list(self.delegates)
         return record
 
 
@@ -92,9 +100,33 @@ def _lower(contract: Contract) -> tuple[RuntimeHints | None, list[Diagnostic]]:
                         "at most 200 characters); write e.g. `- model: opus`",
                     )
                 )
-    if persist is None and model is None:
+    delegates = _delegates(contract, found)
+    if persist is None and model is None and not delegates:
         return None, found
-    return RuntimeHints(persist=persist, path=path, model=model), found
+    return RuntimeHints(persist=persist, path=path, model=model, delegates=delegates), found
+
+
+def _delegates(contract: Contract, found: list[Diagnostic]) -> tuple[str, ...]:
+    names: list[str] = []
+    for section in contract.sections_named("shape"):
+        for item in section.body.items:
+            if (item.name or "").strip().lower() != "delegates":
+                continue
+            written = [(child.name, child) for child in item.children if child.name]
+            written += [(name, item) for name in _BACKTICKED.findall(item.description)]
+            for name, where in written:
+                name = name.strip()
+                if not _DELEGATE.fullmatch(name):
+                    found.append(
+                        _invalid(
+                            where,
+                            f"delegate `{name}` is not a name a render can be bound to "
+                            "(letters, digits, `._-`, no `/`)",
+                        )
+                    )
+                elif name not in names:
+                    names.append(name)
+    return tuple(names)
 
 
 def _items(contract: Contract) -> Iterator[Item]:

@@ -148,7 +148,10 @@ class RunDir:
         upstream: list[str],
         info: Mapping[str, Any],
         runs_dir: Path | None = None,
+        compiled: Mapping[str, bytes] | None = None,
     ) -> RunDir:
+        """Create the run folder whole. `compiled` holds the sources as compiled (path →
+        bytes, runtime/provenance.py); a source it lacks is copied from the project."""
         final = (runs_dir or root / "runs") / run_id
         if final.exists():
             raise FileExistsError(f"run {run_id} exists")
@@ -170,13 +173,18 @@ class RunDir:
                 dest = confined(path / "sources", source, "source path")
             except PathEscapeError:
                 continue
-            if src.is_file():
+            if compiled is not None and source in compiled:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                snapshot.put(dest, compiled[source], f"sources/{source}")
+            elif src.is_file():
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 snapshot.put(dest, src.read_bytes(), f"sources/{source}")
         if root_source is not None:
             try:
                 src = confined(root, root_source, "root source")
-                if src.is_file():
+                if compiled is not None and root_source in compiled:
+                    snapshot.put(path / "root.prose.md", compiled[root_source], "root.prose.md")
+                elif src.is_file():
                     snapshot.put(path / "root.prose.md", src.read_bytes(), "root.prose.md")
             except PathEscapeError:
                 pass

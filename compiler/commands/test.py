@@ -23,7 +23,7 @@ from ..report import plural
 from ..test_suite import find_tests, plan_suite, run_suite
 from .errors import ExitCode, fail, user_errors
 from .inputs import finite_seconds
-from .test_formats import junit_xml, summary_text
+from .test_formats import junit_xml, require_junit, summary_text
 
 __all__ = ["test_command"]
 
@@ -87,6 +87,8 @@ def test_command(
         raise click.UsageError(
             "--judge-replay reads the verdicts recorded in --out DIR: give --out"
         )
+    if fmt == "junit":
+        require_junit()  # before anything runs: say what to install
     if output is not None:
         _writable(output)
     if out is not None and out.exists() and not out.is_dir():
@@ -106,7 +108,8 @@ def test_command(
         sys.stderr.write(report.render_text(suite.diagnostics))
     folder = out if out is not None else Path(tempfile.mkdtemp(prefix="prosec-test-"))
     lock = threading.Lock()
-    interactive = fmt == "text" and output is None
+    # as upstream, each result as it completes, on a terminal (a log gets the summary)
+    interactive = fmt == "text" and output is None and sys.stderr.isatty()
 
     def progress(result: TestResult) -> None:
         if interactive:

@@ -8,7 +8,7 @@ from prosec.runtime.testing import TestResult
 
 from .errors import fail
 
-__all__ = ["INSTALL_JUNIT", "junit_xml", "result_line", "summary_text"]
+__all__ = ["INSTALL_JUNIT", "junit_xml", "require_junit", "result_line", "summary_text"]
 
 INSTALL_JUNIT = "pip install 'prosec[junit]'"
 _WIDTH = 36
@@ -44,6 +44,14 @@ def summary_text(results: Sequence[TestResult]) -> str:
         lines.append(result_line(result))
         lines.extend(evidence_lines(result))
     return "\n".join(lines) + "\n"
+
+
+def require_junit() -> None:
+    """Exit 2 with the install command when junitparser (the `junit` extra) is missing."""
+    try:
+        import junitparser  # noqa: F401
+    except ImportError:
+        fail(f"--format junit needs the 'junit' extra: {INSTALL_JUNIT}")
 
 
 def junit_xml(results: Sequence[TestResult]) -> str:

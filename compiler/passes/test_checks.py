@@ -26,6 +26,8 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from prosec.runtime.canonical import loads_strict
+
 from ..ir import Item, Span
 from ..values import value
 
@@ -88,7 +90,8 @@ class Check:
     target: str
     op: str
     argument: str = "null"
-    negated: bool = False
+    negated: bool = False  # the check's sense is flipped (Expects Not, `stays asleep`)
+    negative: bool = False  # written under `### Expects Not`
     span: Span
 
     def to_json(self) -> dict[str, Any]:
@@ -99,7 +102,9 @@ class Check:
             "op": self.op,
             "argument": json.loads(self.argument),
             "negated": self.negated,
+            "negative": self.negative,
             "line": self.span.line,
+            "lowering": self.describe(),
         }
 
     @property
@@ -108,31 +113,42 @@ class Check:
 
     def describe(self) -> str:
         """What the check does, in one line (`prosec explain` on a test)."""
-        arg = json.loads(self.argument)
-        target = f"`{self.target}`" if self.target else "the whole truth"
-        what = {
-            "present": f"{target} is published",
-            "equals": f"{target} == {json.dumps(arg)}",
-            "one_of": f"{target} in {json.dumps(arg)}",
-            "contains": f"{json.dumps(arg)} in {target}",
-            "before": f"in {target}, {json.dumps(arg[0])} comes before {json.dumps(arg[1])}",
-            "every_has": f"every item of {target} has {', '.join(arg)}",
-            "schema": f"{target} matches the JSON Schema {json.dumps(arg, sort_keys=True)}",
-            "postcondition": f"the subject's postcondition{'s' if arg is None else ' ' + str(arg)}"
-            " hold on its truth",
-            "rendered": f"{target} rendered in the last run",
-            "error_file": f"the subject's workspace has {target}",
-            "judge": f"the judge decides {target} against: {self.text}",
-        }.get(self.op, self.op)
-        if self.op == "count":
-            low, high = arg
-            if low == high:
-                what = f"len({target}) == {low}"
-            elif high is None:
-                what = f"len({target}) >= {low}"
-            else:
-                what = f"{low} <= len({target}) <= {high}"
+        what = _describe(self.op, self.target, json.loads(self.argument), self.text)
         return f"not ({what})" if self.negated else what
+
+
+def _describe(op: str, target_name: str, arg: Any, text: str) -> str:
+    target = f"`{target_name}`" if target_name else "the whole truth"
+    if op == "present":
+        return f"{target} is published"
+    if op == "equals":
+        return f"{target} == {json.dumps(arg, ensure_ascii=False)}"
+    if op == "one_of":
+        return f"{target} in {json.dumps(arg, ensure_ascii=False)}"
+    if op == "contains":
+        return f"{json.dumps(arg, ensure_ascii=False)} in {target}"
+    if op == "before":
+        first, second = (json.dumps(a, ensure_ascii=False) for a in arg)
+        return f"in {target}, {first} comes before {second}"
+    if op == "every_has":
+        return f"every item of {target} has {', '.join(arg)}"
+    if op == "schema":
+        return f"{target} matches the JSON Schema {json.dumps(arg, sort_keys=True)}"
+    if op == "postcondition":
+        which = "s" if arg is None else f" {arg}"
+        return f"the subject's postcondition{which} hold on its truth"
+    if op == "rendered":
+        return f"{target} rendered in the last run"
+    if op == "error_file":
+        return f"the subject's workspace has {target}"
+    if op == "count":
+        low, high = arg
+        if low == high:
+            return f"len({target}) == {low}"
+        if high is None:
+            return f"len({target}) >= {low}"
+        return f"{low} <= len({target}) <= {high}"
+    return f"the judge decides, over {target}: {text}"
 
 
 def literal(text: str) -> Any:
@@ -141,9 +157,9 @@ def literal(text: str) -> Any:
     match = re.fullmatch(r"`([^`]*)`", text)
     if match:
         text = match.group(1)
-    try:
-        return json.loads(text)
-    except ValueError:
+    try:  # strict: no NaN or infinities, bounded depth (a hostile file never crashes)
+        return loads_strict(text)
+    except (ValueError, RecursionError):
         return text
 
 
@@ -179,6 +195,7 @@ def lower_item(item: Item, index: int, *, negated: bool, nodes: Collection[str])
             op=op,
             argument=json.dumps(argument, sort_keys=True, ensure_ascii=False),
             negated=negated,
+            negative=negated,
             span=item.span,
         )
 
@@ -209,8 +226,8 @@ def lower_item(item: Item, index: int, *, negated: bool, nodes: Collection[str])
     match = _SCHEMA.match(text)
     if match:
         try:
-            schema = json.loads(match.group("rest"))
-        except ValueError:
+            schema = loads_strict(match.group("rest"))
+        except (ValueError, RecursionError):
             schema = None
         if isinstance(schema, dict):
             return make(name, "schema", schema)
@@ -239,8 +256,8 @@ def _single_value(text: str) -> bool:
         return True
     if text[:1] in "[{" or re.fullmatch(r"-?\d+(\.\d+)?|true|false|null", text):
         try:
-            json.loads(text)
-        except ValueError:
+            loads_strict(text)
+        except (ValueError, RecursionError):
             return False
         return True
     return False

@@ -248,7 +248,7 @@ class _Planner:
                     diag.make(
                         "test_fixture_missing",
                         f"no fixture binds `{name}`, a caller input of `{self.subject.name}`"
-                        f" (tests never prompt): add a `{name}` item to `### Fixtures`",
+                        f" (tests never prompt): add `{name}` to `### Fixtures`",
                         where,
                     )
                 )
@@ -267,7 +267,7 @@ class _Planner:
                 continue
             paths = self._paths(edge.producer, edge.facet)
             roots = {p.split(".")[0] for p in paths}
-            if roots and not roots & set(given):
+            if roots and not any(_covers(root, key) for root in roots for key in given):
                 self.found.append(
                     diag.make(
                         "test_fixture_missing",
@@ -311,6 +311,15 @@ def _outputs(subject: Contract) -> set[str]:
         names.add(facet.name)
         names.update(i.name for i in facet.body.items if i.name)
     return {n for n in names if n and n != _ERROR_FILE}
+
+
+def _covers(root: str, key: str) -> bool:
+    """A fixture key fills a facet's path: the same name, any key for `**`, and for a
+    family (`level:<station>`) any key of that family (`level:mill`)."""
+    if root in ("*", "**") or root == key:
+        return True
+    family, bracket, _ = root.partition("<")
+    return bool(bracket) and key.startswith(family) and len(key) > len(family)
 
 
 def _what(producer: str, facet: str) -> str:

@@ -192,7 +192,7 @@ def _check_subjects(project: Project) -> Iterator[Diagnostic]:
         if subject not in runnable and "/" not in contract.subject:
             yield diag.make(
                 "subject_unknown",
-                f"test subject `{contract.subject}` names no responsibility or function in this project",
+                f"test subject `{contract.subject}` names no contract in this project",
                 contract.frontmatter_spans.get("subject", contract.name_span),
             )
 

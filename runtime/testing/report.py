@@ -28,7 +28,7 @@ def render_report(result: Mapping[str, Any]) -> str:
     if result["error"]:
         lines.append(f"Error: {result['error']}")
     for title, negated in (("Assertions", False), ("Negative Assertions", True)):
-        items = [a for a in result["assertions"] if a["negated"] is negated]
+        items = [a for a in result["assertions"] if a["negative"] is negated]
         if not items:
             continue
         lines += ["", f"## {title}", ""]

@@ -24,7 +24,6 @@ from ..fsio import atomic_write_bytes
 from ..intent import parse_intent
 from ..protocol import QueuedWake, WakeSource
 from ..renders import (
-    Binding,
     BindingError,
     Renderer,
     RenderOutcome,
@@ -48,7 +47,8 @@ __all__ = ["Assertion", "TestResult", "run_test"]
 class Assertion:
     index: int
     text: str
-    negated: bool
+    negated: bool  # the check's sense was flipped
+    negative: bool  # written under `### Expects Not`
     op: str
     ok: bool
     observed: str
@@ -104,6 +104,27 @@ class _Rooted:
 
     def render(self, request: RenderRequest) -> RenderOutcome:
         return self.inner.render(dataclasses.replace(request, root=self.root))
+
+
+@dataclass(frozen=True, slots=True)
+class _Fixture:
+    """Publishes a fixture (the wake's data): `<key>.json` per key, so every key of the
+    fixture is a key of the truth (a facet family's `level:mill` too, which the ingress
+    render would fold into `data`)."""
+
+    def render(self, request: RenderRequest) -> RenderOutcome:
+        wake = json.loads(request.wake_file.read_bytes())
+        data = wake.get("data")
+        if not isinstance(data, dict):
+            return IngressRenderer().render(request)
+        for key, value in data.items():
+            name = str(key)
+            if not name or "/" in name or "\\" in name or name.startswith("."):
+                return RenderOutcome(
+                    ok=False, error="fixture", detail=f"fixture key {name!r} is no file name"
+                )
+            (request.output / f"{name}.json").write_bytes(canonical_json(value))
+        return RenderOutcome(ok=True, cost={"model": "none", "provider": "fixture"})
 
 
 def run_test(
@@ -169,9 +190,7 @@ def _run(
             project.renderers[node] = _Rooted(make_renderer(binding, project_root), project_root)
             project.providers[node] = binding.kind
         else:
-            project.renderers[node] = IngressRenderer.from_binding(
-                Binding(kind="ingress", options={}, origin="test fixture"), out
-            )
+            project.renderers[node] = _Fixture()
             project.providers[node] = "ingress"
     options = EngineOptions(jobs=1, timeout=timeout or config.timeout)
     fixtures: dict[str, Any] = plan["fixtures"]
@@ -199,6 +218,7 @@ def _run(
                 index=check["index"],
                 text=check["text"],
                 negated=check["negated"],
+                negative=bool(check.get("negative", check["negated"])),
                 op=check["op"],
                 ok=outcome.ok,
                 observed=outcome.observed,
@@ -208,6 +228,7 @@ def _run(
     if judgements.records:
         judgements.write(run.path / JUDGEMENTS)
     undecided = [a for a in result.assertions if a.decided_by == "error"]
+    # a test that expects the subject to fail (`__error.md` exists) checks the failure
     checks_error = any(not a.negated and a.op == "error_file" for a in result.assertions)
     if failed is not None and not checks_error:
         result.status, result.error = "error", f"{subject} failed: {failed[1]}: {failed[2]}"

@@ -67,3 +67,28 @@ def test_hints_enter_the_fingerprint_only_when_stated() -> None:
         contract("- `persist`: user\n")
     )
     assert fingerprint(contract("- `model`: a\n")) != fingerprint(contract("- `model`: b\n"))
+
+
+def shaped(shape: str):
+    text = HEAD + MAINTAINS + f"\n### Shape\n\n{shape}"
+    project, _ = parse_texts([("src/keeper.prose.md", text)])
+    return project.contracts[0]
+
+
+def test_shape_delegates_are_lowered_in_order_without_duplicates() -> None:
+    node = shaped(
+        "- `self`: keep the log\n- `delegates`:\n  - `tide-almanac`: tides\n"
+        "  - `sync_analyst`: drift\n  - `tide-almanac`: again\n- `prohibited`: none\n"
+    )
+    assert lower(node) == RuntimeHints(delegates=("tide-almanac", "sync_analyst"))
+    assert check(node) == []
+    inline = shaped("- `delegates`: `a`, `b`\n")
+    assert lower(inline) == RuntimeHints(delegates=("a", "b"))
+    assert lower(shaped("- `delegates`: every phase of the compiler\n")) is None
+
+
+def test_a_delegate_that_cannot_be_bound_is_a_warning() -> None:
+    node = shaped("- `delegates`:\n  - `a/b`: no\n")
+    (found,) = check(node)
+    assert found.code == "runtime_setting_invalid" and "delegate `a/b`" in found.message
+    assert lower(node) is None

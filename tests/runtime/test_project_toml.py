@@ -110,6 +110,7 @@ def test_a_key_inside_an_array_entry_points_at_its_line(tmp_path: Path) -> None:
         ("[run]\ntimeout = inf\n", "run.timeout: inf is not of type 'number'"),
         ("[run]\ntimeout = 0\n", "run.timeout"),
         ('[run]\nbackend = "redis"\n', "run.backend"),
+        ('[run]\ndefault_model = "two words"\n', "run.default_model"),
         ('[build]\nsource = ""\n', "build.source"),
         ('[build]\nsource = "nope"\n', "build.source: 'nope' is not a directory of the project"),
         ('[tools]\nskill_paths = "vendor"\n', "tools.skill_paths"),
