@@ -19,7 +19,7 @@ import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..canonical import canonical_json, sha256_token
 from ..fsio import (
@@ -41,6 +41,9 @@ from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
 from .base import BackendError, heads_from_ledger, stored_json, verified_line
 from .locks import FileLock
 
+if TYPE_CHECKING:
+    from .sqlstate import SqlState
+
 __all__ = ["FilesystemAudit", "FilesystemBackend"]
 
 
@@ -49,6 +52,7 @@ class FilesystemBackend:
 
     name = "filesystem"
     ephemeral = False
+    run_state: SqlState | None = None
 
     def __init__(self, state: Path) -> None:
         self.state = state

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,10 +36,12 @@ from .base import (
     verify_stored,
 )
 from .pg_schema import LATEST, MIGRATIONS, VERSION_TABLE
+from .sqlstate import SqlState
 
-__all__ = ["PostgresBackend", "find_url", "jsonb_problem", "redact"]
+__all__ = ["USER_URL_VARIABLE", "PostgresBackend", "find_url", "jsonb_problem", "redact"]
 
 URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
+USER_URL_VARIABLE = "OPENPROSE_POSTGRES_USER_URL"
 
 
 def find_url(root: Path, env: Mapping[str, str]) -> tuple[str, str] | None:
@@ -76,7 +79,13 @@ class PostgresBackend:
     ephemeral = False
 
     def __init__(
-        self, url: str, *, variable: str = "OPENPROSE_POSTGRES_URL", schema: str = "openprose"
+        self,
+        url: str,
+        *,
+        variable: str = "OPENPROSE_POSTGRES_URL",
+        schema: str = "openprose",
+        runs: Path | None = None,
+        user_url: str | None = None,
     ) -> None:
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", schema):
             raise BackendError(f"schema name {schema!r} must be a lowercase identifier")
@@ -89,6 +98,15 @@ class PostgresBackend:
             self.schema_version = self._migrate()
         except psycopg.Error as exc:
             self._fail(exc)
+        # user-scoped agents live in their own database when one is configured
+        self._user = (
+            PostgresBackend(user_url, variable=USER_URL_VARIABLE, schema=schema, runs=runs)
+            if user_url
+            else None
+        )
+        self.run_state: SqlState | None = SqlState(
+            _Connection(self), runs, user=self._user.run_state if self._user else None
+        )
 
     def _migrate(self) -> int:
         """Bring the schema to pg_schema.LATEST (one transaction, advisory-locked) and
@@ -141,7 +159,13 @@ class PostgresBackend:
                 "environment) or DATABASE_URL; its value is never printed"
             )
         variable, url = found
-        return cls(url, variable=variable, schema=env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose"))
+        return cls(
+            url,
+            variable=variable,
+            schema=env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose"),
+            runs=root / "runs",
+            user_url=env.get(USER_URL_VARIABLE) or None,
+        )
 
     def __repr__(self) -> str:
         return f"PostgresBackend(${self.variable}, schema={self.schema!r})"
@@ -375,6 +399,33 @@ class PostgresBackend:
             self._db.close()
         except psycopg.Error as exc:
             self._fail(exc)
+        if self._user is not None:
+            self._user.close()
+
+
+class _Connection:
+    """The backend's connection as sqlstate.py's SqlConnection: errors redacted."""
+
+    dialect = "postgres"
+
+    def __init__(self, backend: PostgresBackend) -> None:
+        self._backend = backend
+        self.prefix = f"{backend.schema}."
+
+    def rows(self, query: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            cursor = self._backend._db.execute(query.encode(), tuple(args))
+            return cursor.fetchall() if cursor.description is not None else []
+        except psycopg.Error as exc:
+            self._backend._fail(exc)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        try:
+            with self._backend._db.transaction():
+                yield
+        except psycopg.Error as exc:
+            self._backend._fail(exc)
 
 
 def jsonb_problem(value: Any, path: str = "$") -> str | None:
