@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prosec.runtime import provenance
 from prosec.runtime.fsio import atomic_write_bytes, remove_leftovers
 
 from . import diagnostics as diag
@@ -88,6 +89,9 @@ def build(
             status=status, diagnostics=result.diagnostics, note=note, summary=summary, result=result
         )
     remove_leftovers(dist)  # what a build killed mid-write left (its process is gone)
+    # the sources as compiled, for the runs of this manifest (runtime/provenance.py)
+    compiled = [(source.path, source.text) for source in result.unit.project.files]
+    provenance.write_snapshot(dist, data, compiled)
     written = [write_atomic(manifest, data)]
     if options.emit_artifacts:
         written += _artifacts(dist, result.intent)
@@ -127,8 +131,11 @@ def _no_op(
     manifest = dist / NEXT
     if not manifest.is_file():
         return None
-    if hashlib.sha256(manifest.read_bytes()).hexdigest() != cache.last.output_sha:
+    data = manifest.read_bytes()
+    if hashlib.sha256(data).hexdigest() != cache.last.output_sha:
         return None
+    if not options.check and not provenance.snapshot_current(dist, data):
+        return None  # the sources as compiled are missing: write them again
     if options.emit_artifacts and not (dist / "canonicalizers").is_dir():
         return None
     if any(_digest(root / path) != digest for path, digest in cache.last.imports):

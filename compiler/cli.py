@@ -32,6 +32,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "preflight": "prosec.compiler.commands.preflight:preflight_command",
     "serve": "prosec.compiler.commands.serve:serve_command",
     "devtools": "prosec.compiler.commands.serve:devtools_command",
+    "test": "prosec.compiler.commands.test:test_command",
 }
 
 

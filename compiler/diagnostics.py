@@ -87,7 +87,13 @@ CODES: dict[str, CodeInfo] = {
         WARN, "the `id:` is not 26 characters of Crockford base32", strict_severity=ERR
     ),
     "subject_missing": CodeInfo(ERR, "a test has no `subject:`"),
-    "subject_unknown": CodeInfo(WARN, "a test's `subject:` names no responsibility or function"),
+    "subject_unknown": CodeInfo(WARN, "a test's `subject:` names no contract of its project"),
+    "test_subject_kind": CodeInfo(ERR, "a test's subject is not a responsibility or function"),
+    "test_fixture_missing": CodeInfo(ERR, "a test's fixtures leave a required input unbound"),
+    "test_fixture_unknown": CodeInfo(ERR, "a test fixture binds nothing its subject requires"),
+    "test_output_unknown": CodeInfo(
+        WARN, "a test asserts on an output its subject never maintains"
+    ),
     "name_duplicate": CodeInfo(ERR, "two contracts in the project share a name"),
     "id_duplicate": CodeInfo(ERR, "two responsibilities in the project share an `id:`"),
     # sections
@@ -105,6 +111,9 @@ CODES: dict[str, CodeInfo] = {
     "facet_reserved": CodeInfo(ERR, "a facet uses a reserved name such as `@atomic`"),
     "continuity_unclear": CodeInfo(WARN, "`### Continuity` does not say input, self or external"),
     "cadence_missing": CodeInfo(INFO, "a self-driven `### Continuity` states no cadence"),
+    "runtime_setting_invalid": CodeInfo(
+        WARN, "a `### Runtime` `persist` or `model` value that does not compile"
+    ),
     "fence_unterminated": CodeInfo(ERR, "a code fence is never closed"),
     "yaml_invalid": CodeInfo(ERR, "a fenced ```yaml block is not valid YAML"),
     # tools and skills (codes kept verbatim from the upstream compiler)

@@ -17,6 +17,7 @@ from .lint import apply_policy, check_project, parse_texts, read_source
 from .lowered import CanonicalizerSpec, Validator
 from .passes import canonicalize, forme, patterns
 from .passes.canonicalize import Lowering
+from .passes.tests import TestPlan
 from .values import value
 
 if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` never does
@@ -48,6 +49,7 @@ class Unit:
     topology: Topology | None = None
     specs: Mapping[str, CanonicalizerSpec] = field(default_factory=dict)
     validators: Mapping[str, Validator] = field(default_factory=dict)
+    tests: tuple[TestPlan, ...] = ()  # one plan per runnable test contract
     fingerprints: Mapping[str, str] = field(default_factory=dict)
     host_checks: tuple[HostCheck, ...] = ()
     intent: dict[str, Any] | None = None
@@ -95,6 +97,13 @@ def _canonicalize(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     return replace(unit, specs=specs), found
 
 
+def _tests(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    from .passes import tests
+
+    plans, found = tests.run(unit.project, unit.topology, unit.specs)
+    return replace(unit, tests=plans), found
+
+
 def _postconditions(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
     from .passes import postconditions
@@ -125,10 +134,15 @@ def _emit(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
 
 
 def _validate(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
-    """A generated intent that breaks its own schema is a prosec bug, never written."""
+    """A generated intent that breaks a semantic rule is a prosec bug, never written.
+
+    The JSON Schema is not checked here: the emitter builds what the schema describes
+    (tests check every corpus program's intent against it), and every reader checks it
+    where a document can be wrong: `prosec validate`, `prosec activate`, and `prosec
+    run`, once per manifest content."""
     from prosec.runtime.intent_check import iter_problems
 
-    found = tuple(str(p) for p in iter_problems(unit.intent))
+    found = tuple(str(p) for p in iter_problems(unit.intent, schema=False))
     if not found:
         return replace(unit, validated=True), []
     origin = unit.project.files[0].path if unit.project.files else "<project>"
@@ -147,6 +161,7 @@ PIPELINE: tuple[Pass, ...] = (
     Pass("patterns", _patterns),
     Pass("forme", _forme),
     Pass("canonicalize", _canonicalize),
+    Pass("tests", _tests),
     Pass("postconditions", _postconditions),
     Pass("fingerprint", _fingerprint),
     Pass("emit", _emit),
@@ -157,7 +172,7 @@ PIPELINE: tuple[Pass, ...] = (
 
 # Everything the build knows about a project before it emits: what `prosec lint` and
 # the language server ask for (host lookups stay with the build: they have no host)
-ANALYSIS = ("check", "tools", "patterns", "forme", "canonicalize")
+ANALYSIS = ("check", "tools", "patterns", "forme", "canonicalize", "tests")
 # the part of ANALYSIS that needs the whole project wired
 WIRING = ("patterns", "forme", "canonicalize")
 
@@ -218,12 +233,14 @@ def analyse(
     else:
         subset = Project(files=tuple(f for f in project.files if f.path in wired))
     if not subset.files:
-        return checked
+        return run_pipeline(checked, passes=select("tests"))
     unit = run_pipeline(replace(checked, project=subset, lowering=lowering), passes=select(*WIRING))
     expanded = {f.path: f for f in unit.project.files}
-    return replace(
+    unit = replace(
         unit, project=Project(files=tuple(expanded.get(f.path, f) for f in project.files))
     )
+    # tests outside the build's sources are checked against its wiring
+    return run_pipeline(unit, passes=select("tests"))
 
 
 @value(kw_only=True)

@@ -1,4 +1,5 @@
-"""The pytest plugin (entry point `pytest11`): snapshot-test a project's compiled intent.
+"""The pytest plugin (entry point `pytest11`): snapshot-test a project's compiled intent,
+and (opted in) run `kind: test` contracts as pytest items (compiler/pytest_contracts.py).
 
     def test_compiled_intent(prosec_compile, prosec_snapshot):
         assert prosec_compile("../src") == prosec_snapshot
@@ -29,12 +30,35 @@ class PluginError(Exception):
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from .pytest_contracts import INI_TESTS, OPTION
+
+    parser.addoption(
+        OPTION,
+        action="store_true",
+        dest="prosec_tests",
+        default=False,
+        help="Collect *.test.prose.md files: one item per `kind: test` contract.",
+    )
+    parser.addini(
+        INI_TESTS,
+        "Collect *.test.prose.md files as pytest items (one per `kind: test` contract).",
+        default="false",
+    )
     parser.addini(
         INI_ROOT,
         "Directory that prosec_compile(path) resolves relative paths against (relative to "
         "the ini file); default: the directory of the test file.",
         default=None,
     )
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A `*.test.prose.md` file is collected when `--prosec-tests` or `prosec_tests` asks."""
+    from .pytest_contracts import SUFFIX, ContractFile, collects
+
+    if file_path.name.endswith(SUFFIX) and collects(parent.config):
+        return ContractFile.from_parent(parent, path=file_path)
+    return None
 
 
 def base_directory(config: pytest.Config, test_file: Path) -> tuple[Path, str]:

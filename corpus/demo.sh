@@ -13,6 +13,7 @@ export PROSEC="$prosec"
 
 STORIES=(
   corpus/newsroom/demo.sh
+  corpus/tea-timer/demo.sh
 )
 
 step "prosec lint corpus/ (the invalid/ examples, the cycle scenario and menu-board, whose dependency is not installed, excluded)"

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .agents import open_memory, rotate
 from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import commit_and_sign, evaluate
+from .delegation import Delegates, render_delegating
 from .fsio import atomic_write_bytes
 from .inbox import take_inbox
 from .intent import Intent
@@ -80,6 +82,7 @@ class EngineOptions:
 
     jobs: int = 2
     timeout: float = 600.0
+    default_model: str = "unspecified"  # RunConfig.default_model: agent renders' fallback
     checkpoint: Callable[[str, str], None] = lambda point, node: None
     clocked: frozenset[str] = frozenset()  # nodes with a cadence: their renders are timed
     on_event: Callable[[Event], None] = lambda event: None
@@ -117,6 +120,7 @@ class Engine:
         renderers: Mapping[str, Renderer],
         providers: Mapping[str, str],
         options: EngineOptions,
+        delegates: Delegates | None = None,
     ) -> None:
         self.root = root
         self.intent = intent
@@ -125,6 +129,7 @@ class Engine:
         self.providers = providers
         self.options = options
         self._tracker = Tracker(None, "", {})
+        self.delegates = delegates or Delegates(renderers={}, unbound={})
         self.heads: dict[str, NodeHead] = backend.heads(intent.order)
         self._versions: dict[str, str | None] = {}
 
@@ -265,7 +270,7 @@ class Engine:
                 futures = {}
                 for job in jobs:
                     self.options.on_event(Event(kind=EventKind.START, node=job.node))
-                    futures[pool.submit(self._render, job)] = job
+                    futures[pool.submit(self._render, job, run, str(event))] = job
                 for future in cf.as_completed(futures):
                     job = futures[future]
                     outcome = future.result()
@@ -281,15 +286,42 @@ class Engine:
         if parallel:
             run.log(f"{event}→ ∥done")
 
-    def _render(self, job: _Job) -> RenderOutcome:
+    def _render(self, job: _Job, run: RunDir, label: str) -> RenderOutcome:
+        runtime = self.intent.nodes[job.node].runtime or {}
         try:
-            outcome = self.renderers[job.node].render(job.request)
+            outcome = render_delegating(
+                self.renderers[job.node],
+                job.request,
+                allowed=tuple(runtime.get("delegates", ())),
+                delegates=self.delegates,
+                contracts=self._contracts(run, runtime.get("delegates", ())),
+                log=run.log,
+                label=label,
+                jobs=self.options.jobs,
+            )
         except Exception as exc:  # a render plug-in bug must not take the runner down
-            return RenderOutcome(ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}")
+            outcome = RenderOutcome(
+                ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}"
+            )
+        if job.request.memory is not None:  # the session is over: close its segment
+            state = "ok" if outcome.ok else f"failed ({outcome.error})"
+            rotate(job.request.memory, run_id=job.request.run_id, node=job.node, outcome=state)
+        if not outcome.ok:
+            return outcome
         problem = cost_problem(outcome.cost) if outcome.ok else None
         if problem is not None:
             return RenderOutcome(ok=False, error="invalid-cost", detail=problem)
         return outcome
+
+    def _contracts(self, run: RunDir, names: Iterable[str]) -> dict[str, Path]:
+        """The snapshotted source of each delegate that has one (a function's file)."""
+        wanted = set(names)
+        found: dict[str, Path] = {}
+        for source in self.intent.raw.get("sources", []):
+            name = source.get("name")
+            if name in wanted and (path := run.source(str(source["path"]))) is not None:
+                found[str(name)] = path
+        return found
 
     # -- preparing a render ---------------------------------------------------------------
 
@@ -395,6 +427,15 @@ class Engine:
             wake=wake_doc,
             attested=attested,
             attempt=attempt,
+            memory=open_memory(
+                spec.runtime,
+                node,
+                root=self.root,
+                run_dir=run.path,
+                ephemeral=self.backend.ephemeral,
+            ),
+            model=(spec.runtime or {}).get("model"),
+            default_model=self.options.default_model,
         )
         return request, pinned
 

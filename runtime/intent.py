@@ -3,13 +3,15 @@
 The envelope is the upstream compile-phase IR v2 plus prosec's inline canonicalizer
 `spec` and postcondition `validator`. Topology nodes may also carry optional fields the
 runtime reads: `cadence` (an ISO 8601 duration such as "PT6H" for self-driven nodes),
-`caller_inputs` ([{name, type: text|run|run[]}]) and `render` (a render binding, same
-keys as a `[render.<node>]` table of prose.toml).
+`caller_inputs` ([{name, type: text|run|run[]}]), `render` (a render binding, same
+keys as a `[render.<node>]` table of prose.toml) and `runtime` (`### Runtime` hints:
+`persist`, `path`, `model`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -60,6 +62,7 @@ class NodeIntent:
     cadence: str | None = None
     caller_inputs: tuple[CallerInput, ...] = ()
     render: Mapping[str, Any] | None = None
+    runtime: Mapping[str, Any] | None = None  # `### Runtime`: persist, path, model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +79,7 @@ class Intent:
     index: Mapping[str, int] = field(default_factory=dict)
     ancestors: Mapping[str, int] = field(default_factory=dict)  # bitmask over `order`
     descendants: Mapping[str, int] = field(default_factory=dict)
+    digest: str | None = None  # `sha256:` of the manifest file's bytes, when read from one
 
     def source_paths(self) -> list[str]:
         return [str(source["path"]) for source in self.raw.get("sources", [])]
@@ -107,9 +111,9 @@ def load_intent(path: Path, cache: Path | None = None) -> Intent:
         raw = loads(data, source=str(path))
     except JSONInputError as exc:
         raise IntentError(str(exc), Problem("$", str(exc))) from None
-    if cache is not None and intent_marker(cache, data).exists():
-        return parse_intent(raw, str(path), schema_checked=True)
-    return parse_intent(raw, str(path))
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    checked = cache is not None and intent_marker(cache, data).exists()
+    return dataclasses.replace(parse_intent(raw, str(path), schema_checked=checked), digest=digest)
 
 
 def intent_marker(cache: Path, data: bytes) -> Path:
@@ -153,6 +157,7 @@ def parse_intent(
                 for item in entry.get("caller_inputs", [])
             ),
             render=entry.get("render"),
+            runtime=entry.get("runtime"),
         )
     edges = tuple(
         sorted(

@@ -24,17 +24,21 @@ __all__ = [
     "ROOT_MARKERS",
     "ConfigError",
     "ConfigProblem",
+    "DotEnv",
     "ProjectToml",
     "dependency_urls",
     "dotted",
     "find_root",
     "load",
+    "load_dotenv",
 ]
 
 CONFIG_NAME = "prose.toml"
 ROOT_MARKERS = (CONFIG_NAME, "prose.lock")
 SCHEMA = "config.schema.json"
 CONFIG_LIMIT = 16 << 20  # bytes of a prose.toml
+DOTENV_NAME = ".env"
+DOTENV_LIMIT = 1 << 20  # bytes of a .env
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +81,54 @@ class ProjectToml:
     def line_of(self, location: Sequence[str | int]) -> int | None:
         """The line of the key at `location`, else of its nearest enclosing key or table."""
         return _line_of(self.lines, location)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DotEnv:
+    """`ROOT/.env` (the seed's simple `KEY=value` file): each key's value and line."""
+
+    path: Path
+    values: Mapping[str, str]
+    lines: Mapping[str, int]
+
+    def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    def where(self, key: str) -> str:
+        """`/…/ROOT/.env:3`, for messages about the key's value (never the value itself)."""
+        line = self.lines.get(key)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+_DOTENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def load_dotenv(root: Path) -> DotEnv:
+    """Read `ROOT/.env`: `KEY=value` lines (an `export ` prefix and one pair of matching
+    quotes around the value allowed), `#` comments and blank lines; the last assignment of
+    a key wins; other lines are not settings and are left alone. A missing or unreadable
+    file (a folder, a FIFO, more than 1 MiB) holds no settings. Every part of prosec that
+    reads `.env` (the run settings, the PostgreSQL backend) reads it here."""
+    path = root / DOTENV_NAME
+    values: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    try:
+        text = read_limited(path, DOTENV_LIMIT, what="").decode("utf-8", errors="replace")
+    except (JSONInputError, OSError):
+        return DotEnv(path=path, values=values, lines=lines)
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not _DOTENV_KEY.fullmatch(key):
+            continue
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        values[key] = value
+        lines[key] = number
+    return DotEnv(path=path, values=values, lines=lines)
 
 
 def dependency_urls(checked: ProjectToml | None) -> dict[str, str]:

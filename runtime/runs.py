@@ -29,7 +29,6 @@ from .fsio import (
     PathEscapeError,
     append_line,
     atomic_write_bytes,
-    atomic_write_text,
     confined,
     fsync_dir,
     read_tree,
@@ -149,39 +148,53 @@ class RunDir:
         upstream: list[str],
         info: Mapping[str, Any],
         runs_dir: Path | None = None,
+        compiled: Mapping[str, bytes] | None = None,
     ) -> RunDir:
+        """Create the run folder whole. `compiled` holds the sources as compiled (path →
+        bytes, runtime/provenance.py); a source it lacks is copied from the project."""
         final = (runs_dir or root / "runs") / run_id
         if final.exists():
             raise FileExistsError(f"run {run_id} exists")
         # built under a hidden name and renamed whole: a crash mid-creation leaves no
-        # half-made run (the next runner removes the hidden folder, `remove_unbuilt`)
+        # half-made run (the next runner removes the hidden folder, `remove_unbuilt`).
+        # Nothing inside needs its own atomic rename, so each file is written once and
+        # fsynced once before the rename; a file the latest run already holds byte for
+        # byte (a source or the intent that did not change) is hard-linked from it.
         path = final.with_name(f"{BUILDING}{os.getpid()}-{run_id}")
         path.mkdir(parents=True, exist_ok=False)
         for sub in ("sources", "workspace", "world-model/caller", "receipts", "agents"):
             (path / sub).mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path / "compiled-intent.json", intent_bytes)
+        earlier = _latest_run(final.parent)
+        snapshot = _Snapshot(earlier)
+        snapshot.put(path / "compiled-intent.json", intent_bytes, "compiled-intent.json")
         for source in sources:
             try:
                 src = confined(root, source, "source path")
                 dest = confined(path / "sources", source, "source path")
             except PathEscapeError:
                 continue
-            if src.is_file():
+            if compiled is not None and source in compiled:
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_bytes(dest, src.read_bytes())
+                snapshot.put(dest, compiled[source], f"sources/{source}")
+            elif src.is_file():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                snapshot.put(dest, src.read_bytes(), f"sources/{source}")
         if root_source is not None:
             try:
                 src = confined(root, root_source, "root source")
-                if src.is_file():
-                    atomic_write_bytes(path / "root.prose.md", src.read_bytes())
+                if compiled is not None and root_source in compiled:
+                    snapshot.put(path / "root.prose.md", compiled[root_source], "root.prose.md")
+                elif src.is_file():
+                    snapshot.put(path / "root.prose.md", src.read_bytes(), "root.prose.md")
             except PathEscapeError:
                 pass
-        atomic_write_bytes(path / "run.json", canonical_json(dict(info)) + b"\n")
+        snapshot.put(path / "run.json", canonical_json(dict(info)) + b"\n", None)
         header = [f"# run:{run_id} {title}"]
         if upstream:
             header.append(f"upstream: [{', '.join(upstream)}]")
         header.append(f"root: {root_source or '(none)'}")
-        atomic_write_text(path / "vm.log.md", "\n".join(header) + "\n\n")
+        snapshot.put(path / "vm.log.md", ("\n".join(header) + "\n\n").encode(), None)
+        snapshot.sync(path)
         os.rename(path, final)
         fsync_dir(final.parent)
         return cls(final)
@@ -352,6 +365,54 @@ def _remove(path: Path) -> None:
         path.unlink()
     elif path.is_dir():
         shutil.rmtree(path)
+
+
+def _latest_run(runs_dir: Path) -> Path | None:
+    """The run folder with the greatest id (complete: runs appear only whole), if any."""
+    if not runs_dir.is_dir():
+        return None
+    names = [entry.name for entry in os.scandir(runs_dir) if RUN_ID.match(entry.name)]
+    return runs_dir / max(names) if names else None
+
+
+class _Snapshot:
+    """The files of a run being created: written unsynced, or linked from an earlier run,
+    then made durable together (`sync`) before the run folder is renamed into place."""
+
+    def __init__(self, earlier: Path | None) -> None:
+        self.earlier = earlier
+        self.written: list[Path] = []
+
+    def put(self, dest: Path, data: bytes, relative: str | None) -> None:
+        """`dest` holds `data`: a hard link to the earlier run's `relative` when that
+        holds these very bytes (durable since that run was created), else a new file."""
+        if self.earlier is not None and relative is not None:
+            previous = self.earlier / relative
+            try:
+                info = previous.lstat()
+                if (
+                    stat.S_ISREG(info.st_mode)
+                    and info.st_size == len(data)
+                    and previous.read_bytes() == data
+                ):
+                    os.link(previous, dest)
+                    return
+            except OSError:
+                pass  # gone, unreadable, or a filesystem without hard links: write it
+        with open(dest, "wb") as handle:
+            handle.write(data)
+        self.written.append(dest)
+
+    def sync(self, top: Path) -> None:
+        """fsync every written file, then every folder of the tree (its entries)."""
+        for path in self.written:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        for directory, _, _ in os.walk(top):
+            fsync_dir(Path(directory))
 
 
 def runs_in_order(runs_dir: Path) -> list[RunDir]:

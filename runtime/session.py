@@ -21,6 +21,7 @@ from .backends import Backend, BackendError, open_backend
 from .cadence import Cadence, is_due, parse_cadence
 from .canonical import canonical_json, decode_frame
 from .config import RunConfig, load_config
+from .delegation import Delegates
 from .executor import Engine, EngineOptions, Event, RunSummary
 from .fsio import atomic_write_text, remove_leftovers, repair_torn_tail
 from .inbox import recover_claim
@@ -34,12 +35,13 @@ from .protocol import (
     pending_problem,
     wake_problem,
 )
+from .provenance import ProvenanceError, load_snapshot
 from .reconciler import Wake
 from .renders import BindingError, Renderer, make_renderer, resolve_binding, template_of
 from .renders.process import kill_survivors
 from .runs import RunDir, new_run_id, remove_unbuilt, resolve_run, utc_now
 
-__all__ = ["Project", "SessionError", "open_project"]
+__all__ = ["Project", "SessionError", "open_compiled", "open_project"]
 
 MANIFEST = Path("dist/manifest.active.json")
 CACHE = Path("state/.cache")
@@ -60,6 +62,8 @@ class Project:
     renderers: dict[str, Renderer] = field(default_factory=dict)
     providers: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    invoked: str | None = None  # the source `prosec run FILE` named (the runs' `root:`)
+    delegates: Delegates = field(default_factory=lambda: Delegates(renderers={}, unbound={}))
 
     def bind_renders(self, cli: Mapping[str, Mapping[str, Any]]) -> None:
         """Resolve every node's render now, so a missing binding fails before anything runs."""
@@ -77,7 +81,34 @@ class Project:
                 self.providers[node] = binding.kind
             except BindingError as exc:
                 problems.append(str(exc))
-        known = {*self.intent.nodes, *(template_of(n) for n in self.intent.nodes), "*"}
+        declared = sorted(
+            {
+                d
+                for spec in self.intent.nodes.values()
+                for d in (spec.runtime or {}).get("delegates", ())
+            }
+        )
+        renderers: dict[str, Renderer] = {}
+        unbound: dict[str, str] = {}
+        for name in declared:  # a delegate without a binding fails only the render using it
+            try:
+                binding = resolve_binding(
+                    name,
+                    cli=cli,
+                    config_nodes=self.config.render_nodes,
+                    intent_render=None,
+                    config_default=self.config.render_default,
+                )
+                renderers[name] = make_renderer(binding, self.root)
+            except BindingError as exc:
+                unbound[name] = str(exc).replace("node ", "delegate ", 1)
+        self.delegates = Delegates(renderers=renderers, unbound=unbound)
+        known = {
+            *self.intent.nodes,
+            *(template_of(n) for n in self.intent.nodes),
+            *declared,
+            "*",
+        }
         unknown = sorted(set(cli) - known)
         unknown += sorted(set(self.config.render_nodes) - known)
         for name in unknown:
@@ -168,6 +199,7 @@ class Project:
             renderers=self.renderers,
             providers=self.providers,
             options=options,
+            delegates=self.delegates,
         )
 
     def create_run(
@@ -179,6 +211,7 @@ class Project:
         run_id: str | None = None,
         taken: Iterable[str] = (),
         inputs: Mapping[str, str] | None = None,
+        root_source: str | None = None,
     ) -> RunDir:
         """Create the run folder whole (its wakes, the inbox ids they came from and the
         caller inputs in run.json, so `prosec resume` needs nothing else)."""
@@ -191,7 +224,13 @@ class Project:
                 f"({len(missing)} file{'s' if len(missing) != 1 else ''} missing from deps/); "
                 "run `prosec install`"
             )
-        root_source = _root_source(sources)
+        try:
+            snapshot = load_snapshot(self.root, self.intent.digest, sources)
+        except ProvenanceError as exc:
+            raise SessionError(str(exc)) from None
+        if snapshot is not None:
+            self.warnings.extend(snapshot.warnings)
+        root_source = root_source or self.invoked or _root_source(sources)
         title = next(
             (
                 str(s.get("name"))
@@ -212,6 +251,8 @@ class Project:
             info["taken"] = taken
         if inputs:
             info["inputs"] = dict(sorted(inputs.items()))
+        if snapshot is not None and snapshot.edited:
+            info["sources_edited"] = list(snapshot.edited)  # run with the compiled text
         runs_dir = None
         if self.backend.ephemeral:
             # nothing durable: the run's files live in a temporary folder
@@ -226,6 +267,7 @@ class Project:
             title=title,
             upstream=upstream,
             info=info,
+            compiled=snapshot.texts if snapshot is not None else None,
         )
         self.track_start(run)
         return run
@@ -421,8 +463,26 @@ def open_project(
 ) -> Project:
     """Load config and compiled intent and open the backend (no lock taken yet)."""
     root = root.resolve()
-    config = load_config(root)
+    config = load_config(root, env)
     intent = load_intent(root / (manifest or MANIFEST), cache=root / CACHE)
+    store = open_backend(backend or config.backend, root, env)
+    return Project(root=root, config=config, intent=intent, backend=store)
+
+
+def open_compiled(
+    root: Path,
+    raw: Mapping[str, Any],
+    *,
+    backend: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Project:
+    """A project over a compiled intent made in memory (`prosec run FILE`): checked as a
+    manifest on disk would be, never written to dist/."""
+    from .intent import parse_intent
+
+    root = root.resolve()
+    config = load_config(root)
+    intent = parse_intent(dict(raw), "the compiled intent of the file")
     store = open_backend(backend or config.backend, root, env)
     return Project(root=root, config=config, intent=intent, backend=store)
 

@@ -100,6 +100,9 @@ def test_demo_script_tells_the_story(tmp_path: Path) -> None:
     )
     assert (work / "graph.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
     assert f"the graph, drawn by Graphviz: {work / 'graph.svg'}" in out
+    assert "Results: 2 passed, 1 failed, 0 errors" in out
+    assert "test-front-page-order fails on purpose" in out
+    assert (work / "test-runs" / "test-breaking-desk").is_dir()
     assert out.splitlines()[-1] == (
         f"-- the project stays in {work}: cd there and try prosec status, prosec inspect latest~2"
     )
@@ -115,3 +118,18 @@ def test_demo_script_tells_the_story(tmp_path: Path) -> None:
     assert f"{work / 'graph.mmd'}; paste it into any Mermaid viewer" in again.stdout
     assert (work / "graph.mmd").read_text().startswith("flowchart LR")
     assert not (work / "graph.svg").exists()
+
+
+def test_the_tea_timer_demo_runs_a_lone_function_with_inputs(tmp_path: Path) -> None:
+    environ = {**os.environ, "PROSEC": prosec_bin(), "PROSEC_DEMO_DIR": str(tmp_path)}
+    script = NEWSROOM.parent / "tea-timer" / "demo.sh"
+    result = subprocess.run([str(script)], capture_output=True, text=True, env=environ, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert (
+        '"minutes": 3,\n  "advice": "Use water just off the boil, around 80 °C."' in result.stdout
+    )
+    assert '"advice": "Use water at a rolling boil."' in result.stdout
+    assert "missing required input" in result.stderr and "strength:" in result.stderr
+    assert "3→ tea-timer ✓" in result.stdout
+    assert not (tmp_path / "tea-timer" / "dist").exists()
+    assert "corpus/tea-timer/demo.sh" in (NEWSROOM.parent / "demo.sh").read_text()

@@ -9,6 +9,8 @@ from typing import Any
 from ..diagnostics import Diagnostic
 from ..ir import KINDS, Project, Resolution, Topology
 from ..lowered import CanonicalizerSpec, Validator
+from ..runtime_hints import RuntimeHints
+from ..runtime_hints import lower as runtime_hints
 
 KIND = "openprose.compile-phase-ir"
 VERSION = 2
@@ -30,6 +32,9 @@ def emit(
 ) -> dict[str, Any]:
     """The compiled intent document: upstream IR v2 plus prosec's inline extensions."""
     names = [node.name for node in topology.nodes]
+    by_subscriber: dict[str, list[Resolution]] = {}  # in resolution order, grouped once
+    for resolution in topology.resolutions:
+        by_subscriber.setdefault(resolution.subscriber, []).append(resolution)
     return {
         "kind": KIND,
         "version": VERSION,
@@ -40,8 +45,9 @@ def emit(
                     node.name,
                     node.wake_source.value,
                     node.cadence,
+                    runtime_hints(node.contract),
                     fingerprints,
-                    topology.resolutions,
+                    by_subscriber.get(node.name, ()),
                 )
                 for node in topology.nodes
             ],
@@ -93,8 +99,9 @@ def _node(
     name: str,
     wake: str,
     cadence: str | None,
+    hints: RuntimeHints | None,
     fingerprints: Mapping[str, str],
-    resolutions: Iterable[Resolution],
+    resolutions: Iterable[Resolution],  # the node's own, in order
 ) -> dict[str, Any]:
     record: dict[str, Any] = {
         "node": name,
@@ -103,13 +110,15 @@ def _node(
     }
     if cadence:
         record["cadence"] = cadence
+    if hints is not None:
+        record["runtime"] = hints.to_json()
     inputs = [
         {
             "name": r.need.name or f"input-{position}",
             "type": r.need.run_typed or "text",
             "description": " ".join(r.need.text.split()),
         }
-        for position, r in enumerate((r for r in resolutions if r.subscriber == name), start=1)
+        for position, r in enumerate(resolutions, start=1)
         if r.status == "caller"
     ]
     if inputs:

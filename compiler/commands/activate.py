@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from prosec.runtime import provenance
 from prosec.runtime.intent_check import iter_problems
 
 from ..build import ACTIVE, NEXT, write_atomic
@@ -40,6 +41,8 @@ def activate_command(root: Path) -> None:
         sys.exit(ExitCode.FINDINGS)
     data = read_input(source, MANIFEST_LIMIT)
     try:
+        # the compiled sources' list first: a run checks it against the active manifest
+        provenance.promote(root / "dist", data)
         target = write_atomic(root / "dist" / ACTIVE, data)
     except OSError as exc:
         fail(f"cannot write {root / 'dist' / ACTIVE}: {exc.strerror or exc}")

@@ -44,6 +44,8 @@ def user_error_types() -> tuple[type[Exception], ...]:
     from prosec.runtime.renders import BindingError
     from prosec.runtime.session import SessionError
     from prosec.runtime.userjson import JSONInputError
+    from prosec.runtime.vm.driver import VmError
+    from prosec.runtime.vm.journal import JournalError
 
     from ..discover import DiscoveryError
 
@@ -57,6 +59,8 @@ def user_error_types() -> tuple[type[Exception], ...]:
         PathEscapeError,
         LedgerError,
         JSONInputError,
+        VmError,
+        JournalError,
         FileNotFoundError,
         PermissionError,
     )

@@ -32,8 +32,15 @@ def explain_command(node: str, root: Path, fmt: str, strict: bool | None) -> Non
     out. NODE may name a contract template (`# Title [param]`): each of its mounts
     (`template[value]`) is explained, as a JSON list. Nothing is written.
 
+    NODE may also be a test file (`*.prose.md` with `kind: test`): each of its tests'
+    fixtures (by the fixture node that publishes them) and each assertion's lowering, the
+    deterministic check it became or `judge`.
+
     Exit status: 0, or 2 when NODE is not a node of the project.
     """
+    if node.endswith(".prose.md") and Path(node).is_file():
+        explain_tests(Path(node), fmt)
+        return
     result = compile_for_inspection(root, strict)
     topology = result.unit.topology
     assert topology is not None
@@ -49,6 +56,62 @@ def explain_command(node: str, root: Path, fmt: str, strict: bool | None) -> Non
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write("\n".join(render_text(data) for data in explained))
+
+
+def explain_tests(path: Path, fmt: str) -> None:
+    """The lowering of every test in one test file (`prosec explain FILE`)."""
+    from ..report import render_text as render_diagnostics
+    from ..test_suite import plan_suite
+    from .errors import user_errors
+
+    with user_errors():
+        suite = plan_suite([path])
+    if not suite.tests:
+        fail(f"{path}: no `kind: test` contract to explain")
+    if suite.diagnostics:
+        sys.stderr.write(render_diagnostics(suite.diagnostics))
+    explained = []
+    for test in suite.tests:
+        document = test.document or {}
+        explained.append(
+            {
+                "test": test.name,
+                "source": f"{test.path}:{test.line}",
+                "subject": test.subject,
+                "refused": test.refused or None,
+                "caller": document.get("caller", {}),
+                "fixtures": document.get("fixtures", {}),
+                "changes": document.get("changes"),
+                "checks": [
+                    {k: c[k] for k in ("line", "text", "op", "negative", "lowering")}
+                    for c in document.get("checks", [])
+                ],
+            }
+        )
+    if fmt == "json":
+        sys.stdout.write(json.dumps(explained, indent=2, ensure_ascii=False) + "\n")
+        return
+    lines: list[str] = []
+    for item in explained:
+        lines.append(f"{item['test']} ({item['source']}): tests `{item['subject']}`")
+        if item["refused"]:
+            lines.append(f"  not runnable: {item['refused']}")
+        for name, value in item["caller"].items():
+            lines.append(f"  caller input {name} = {json.dumps(value, ensure_ascii=False)}")
+        for producer, truth in item["fixtures"].items():
+            shown = json.dumps(truth, ensure_ascii=False, sort_keys=True)
+            lines.append(f"  fixture node {producer} publishes {shown}")
+        if item["changes"] is not None:
+            for producer, truth in item["changes"].items():
+                shown = json.dumps(truth, ensure_ascii=False, sort_keys=True)
+                lines.append(f"  then, changed: {producer} publishes {shown}")
+        for check in item["checks"]:
+            how = "judge" if check["op"] == "judge" else check["op"]
+            sense = "Expects Not" if check["negative"] else "Expects"
+            lines.append(f"  line {check['line']} ({sense}) {check['text']}")
+            lines.append(f"    → {how}: {check['lowering']}")
+        lines.append("")
+    sys.stdout.write("\n".join(lines))
 
 
 def describe(node: TopologyNode, topology: Topology) -> dict[str, Any]:

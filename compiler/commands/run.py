@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ from prosec.runtime.protocol import QueuedWake
 from prosec.runtime.renders import parse_cli_binding
 from prosec.runtime.renders.process import LOG_FILE
 from prosec.runtime.runs import RunDir, resolve_run
-from prosec.runtime.session import Project
+from prosec.runtime.session import Project, open_compiled
 
 from ..report import plural
 from .errors import ExitCode, fail, user_errors
@@ -60,6 +61,9 @@ def _open(root: Path, backend: str | None, renders: tuple[str, ...]) -> Project:
             node, table = parse_cli_binding(text)
             cli_bindings[node] = table
         project.bind_renders(cli_bindings)
+    model = click.get_current_context().meta.get(_MODEL_FLAG)
+    if model is not None:
+        project.config = project.config.overridden(default_model=model)
     return project
 
 
@@ -73,8 +77,11 @@ def _options(
         from prosec.runtime.backends.incontext import Narrator
 
         on_event = Narrator(lambda line: click.echo(line, err=True))
+    if jobs is not None:
+        project.config = project.config.overridden(jobs=jobs)
     return EngineOptions(
-        jobs=jobs or project.config.jobs,
+        jobs=project.config.jobs,
+        default_model=project.config.default_model,
         timeout=timeout or project.config.timeout,
         checkpoint=_checkpoint(),
         clocked=clocked,
@@ -150,7 +157,29 @@ def _serve(
     return max(codes)
 
 
+_MODEL_FLAG = "prosec.run.model"
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
+
+
+def _remember_model(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """`--model` goes to the project's settings as they are opened (see `_open`)."""
+    if value is not None:
+        if not _MODEL_NAME.fullmatch(value):
+            raise click.BadParameter(
+                f"{value!r:.40} is not a model name (letters, digits and `._:/@+-`)"
+            )
+        ctx.meta[_MODEL_FLAG] = value
+
+
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--model",
+        metavar="MODEL",
+        expose_value=False,
+        callback=_remember_model,
+        help="Default model of agent renders (wins over OPENPROSE_DEFAULT_MODEL and "
+        "[run] default_model; a node's ### Runtime model and its binding's win over it).",
+    )(func)
     func = click.option(
         "--render",
         "renders",
@@ -206,28 +235,80 @@ def _progress(as_json: bool) -> Progress:
     return Progress(sys.stderr.isatty() and not as_json)
 
 
-@click.command("run")
+@click.command("run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @root_arg
 @click.option("--due", is_flag=True, help="Also wake self-driven nodes whose cadence elapsed.")
 @click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="Bind a caller input.")
+@click.option(
+    "--replay",
+    metavar="RUN",
+    help="A program file run: take every step from RUN's journal (reproduce it exactly).",
+)
 @_run_options
+@click.pass_context
 def run(
+    ctx: click.Context,
     root: Path,
     due: bool,
     inputs: tuple[str, ...],
+    replay: str | None,
     renders: tuple[str, ...],
     jobs: int | None,
     timeout: float | None,
     backend: str | None,
     as_json: bool,
 ) -> None:
-    """Reconcile ROOT's active compiled intent: render whatever's memo key changed.
+    """Run ROOT: a project folder's active compiled intent, or a program file.
 
-    Creates runs/{id}/ with the run layout; a cold start renders every node, an
-    unchanged re-run renders nothing. Exit 1 when a render failed.
+    A folder: reconcile its active compiled intent, rendering whatever's memo key
+    changed (runs/{id}/ with the run layout; a cold start renders every node, an
+    unchanged re-run renders nothing). A `.prose.md` file: compile it in memory and run
+    it, no build or activate: a function in the VM, an index.prose.md with its folder, a
+    responsibility with its project. Inputs: --input NAME=VALUE, --NAME VALUE,
+    --NAME=VALUE, or after `--`, NAME: VALUE. Exit 1 when a render or step failed.
     """
     given = _parse_inputs(inputs)
+    given.update(_extra_inputs(list(ctx.args)))
+    if root.is_file() or root.name.endswith(".prose.md"):
+        if due:
+            fail("--due wakes a project's cadences: give the project folder, not a file")
+        from .run_file import run_file
+
+        if not root.exists():
+            fail(f"{root}: no such file")
+        run_file(
+            root,
+            given,
+            renders=renders,
+            jobs=jobs,
+            timeout=timeout,
+            backend=backend,
+            as_json=as_json,
+            replay=replay,
+        )
+        return
+    if replay:
+        fail("--replay RUN reproduces a program file run: give the file")
     project = _open(root, backend, renders)
+    _run_project(project, given, due, jobs, timeout, as_json)
+
+
+def _extra_inputs(extra: list[str]) -> dict[str, str]:
+    if not extra:
+        return {}
+    from .run_file import parse_extra_inputs
+
+    return parse_extra_inputs(extra)
+
+
+def _run_project(
+    project: Project,
+    given: dict[str, str],
+    due: bool,
+    jobs: int | None,
+    timeout: float | None,
+    as_json: bool,
+) -> None:
     if not as_json:
         with user_errors():
             _note_empty_gateways(project)
@@ -242,6 +323,30 @@ def run(
             project, kind="run", wakes=wakes, inputs=given, options=options, as_json=as_json
         )
     sys.exit(code)
+
+
+def run_intent(
+    root: Path,
+    raw: dict[str, Any],
+    target: str,
+    given: dict[str, str],
+    renders: tuple[str, ...],
+    jobs: int | None,
+    timeout: float | None,
+    backend: str | None,
+    as_json: bool,
+) -> None:
+    """Mount and reconcile a compiled intent made in memory (`prosec run FILE` of a
+    responsibility or a program's index.prose.md); `root:` names the file."""
+    with user_errors():
+        project = open_compiled(root, raw, backend=backend, env=dict(os.environ))
+        project.invoked = target
+        cli_bindings: dict[str, dict[str, Any]] = {}
+        for text in renders:
+            node, table = parse_cli_binding(text)
+            cli_bindings[node] = table
+        project.bind_renders(cli_bindings)
+    _run_project(project, given, False, jobs, timeout, as_json)
 
 
 @click.command("trigger")
@@ -314,7 +419,18 @@ def resume(
     backend: str | None,
     as_json: bool,
 ) -> None:
-    """Continue an interrupted run from its ledger, finishing the wave a crash cut."""
+    """Continue an interrupted run from its ledger, finishing the wave a crash cut.
+
+    A program file run (`prosec run FILE`) continues from its journal: every step it
+    completed is taken from there, none is done again."""
+    with user_errors():
+        candidate = RunDir(resolve_run(root, run_ref))
+        vm_run = candidate.info().get("kind") == "vm"
+    if vm_run:
+        from .run_file import resume_file
+
+        resume_file(root, candidate, renders, jobs, timeout, backend, as_json)
+        return
     project = _open(root, backend, renders)
     with user_errors():
         run_dir = RunDir(resolve_run(root, run_ref))

@@ -1,7 +1,7 @@
 """Contract fingerprints: sha256 over the RFC 8785 JSON of a normalized contract image.
 
 The image keeps what the contract means (identity, kind, needs, the Maintains schema
-with its facets, continuity, execution, postconditions) and drops how it is laid out:
+with its facets, continuity, execution, postconditions, runtime hints) and drops how it is laid out:
 whitespace is collapsed, item styles and list indentation are forgotten, prose sections
 that do not bind the render (title, description) are left out.
 """
@@ -14,6 +14,7 @@ from prosec.runtime.canonical import token
 
 from ..frozen import thaw
 from ..ir import Body, Contract, Item, Topology
+from ..runtime_hints import lower as runtime_hints
 from . import postconditions
 
 SCHEME = "prosec.contract/1"
@@ -54,6 +55,9 @@ def image(contract: Contract) -> dict[str, Any]:
             postconditions.normalize(s.text) for s in postconditions.statements(contract)
         ],
     }
+    hints = runtime_hints(contract)
+    if hints is not None:  # only when stated: a contract without hints keeps its fingerprint
+        data["runtime"] = hints.to_json()
     instance = contract.expanded_from
     if instance is not None:
         data["pattern"] = {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 from .. import diagnostics as diag
 from ..diagnostics import Diagnostic
@@ -72,6 +74,14 @@ def _count(found: Builtin) -> str:
     return f"{found.required} to {len(found.params)} arguments"
 
 
+@functools.lru_cache(maxsize=8)
+def _keyed(targets: frozenset[str]) -> Mapping[str, str]:
+    """Call targets by `key`; of names spelling one key, the last in sorted order. The
+    contracts of one directory share one targets set, so this is built once for them
+    (a frozenset keeps its hash, and the cache finds the very same object first)."""
+    return MappingProxyType({key(name): name for name in sorted(targets)})
+
+
 def check_names(script: Script, scope: ContractScope) -> list[Diagnostic]:
     """Every name diagnostic of one fence, in the order the walk finds them."""
     return _Walker(scope).run(script, scope.inputs)
@@ -80,7 +90,7 @@ def check_names(script: Script, scope: ContractScope) -> list[Diagnostic]:
 class _Walker:
     def __init__(self, contract: ContractScope) -> None:
         self.contract = contract
-        self.targets = {key(name): name for name in sorted(contract.call_targets)}
+        self.targets = _keyed(contract.call_targets)
         self.found: list[Diagnostic] = []
         self.agents: dict[str, AgentDef] = {}
         self.blocks: dict[str, BlockDef] = {}

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from ..discover import source_stem as _stem
-from ..ir import Contract, ContractKind, Item, Section
+from ..ir import Contract, ContractKind, Item, Project, Section, SourceFile
 from ..values import value
 
 if TYPE_CHECKING:  # the rule chain imports this package: no import back at run time
@@ -48,13 +48,72 @@ def contract_scope(contract: Contract, context: RuleContext) -> ContractScope:
     if contract.kind == ContractKind.PATTERN:
         inputs.add("config")
         inputs.update(_slot_io_names(contract))
-    targets = set(_call_targets(contract, context))
+    index = _index(context.project)
+    directory = _directory(context.source.path)
+    shared = index.by_directory.get(directory, frozenset())
+    extras = set(_own_targets(contract, context))
     return ContractScope(
         inputs=tuple(sorted(inputs)),
-        call_targets=frozenset(targets),
-        check_calls=_neighbours_loaded(contract, context),
+        # the directory's set itself when the contract adds nothing (most do not): one
+        # object per directory, so the walker's keyed map of it is built once too
+        call_targets=shared if extras <= shared else shared | extras,
+        check_calls=index.files_per_directory.get(directory, 0) > 1,
         kind=contract.kind,
     )
+
+
+def _directory(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+@value(kw_only=True)
+class _TargetIndex:
+    """The call targets of one project by directory, built once per project: what any
+    file of that directory may call (besides its own slots and delegates)."""
+
+    by_directory: dict[str, frozenset[str]]
+    files_per_directory: dict[str, int]
+
+
+# the index of the project last checked, kept with the project it indexes: a lint or a
+# build checks one project's contracts one after another
+_LAST: list[tuple[Project, _TargetIndex]] = []
+
+
+def _index(project: Project) -> _TargetIndex:
+    last = _LAST[0] if _LAST else None
+    if last is not None and last[0] is project:
+        return last[1]
+    everywhere: set[str] = set()  # non-inline contracts are callable from any directory
+    local: dict[str, set[str]] = {}  # every contract, named instance and stem of a directory
+    counts: dict[str, int] = {}
+    for other in project.files:
+        directory = _directory(other.path)
+        counts[directory] = counts.get(directory, 0) + 1
+        if other.dependency is not None:
+            continue  # a dependency's function is called through its `use` alias
+        names = local.setdefault(directory, set())
+        names.update(_file_targets(other))
+        everywhere.update(node.name for node in other.contracts if not node.inline)
+    shared = frozenset(everywhere)
+    by_directory = {directory: shared | names for directory, names in local.items()}
+    # a directory holding only dependencies still sees every non-inline contract
+    for directory in counts:
+        by_directory.setdefault(directory, shared)
+    index = _TargetIndex(by_directory=by_directory, files_per_directory=counts)
+    _LAST[:] = [(project, index)]
+    return index
+
+
+def _file_targets(source: SourceFile) -> Iterator[str]:
+    """What a file offers the files beside it: each contract, each named pattern
+    instance, and the file's own stem."""
+    for node in source.contracts:
+        yield node.name
+        for instance in node.pattern_instances:
+            if instance.name:
+                yield instance.name
+    yield _stem(source.path)
 
 
 def _declared_inputs(contract: Contract, lines: list[str]) -> Iterator[str]:
@@ -120,21 +179,12 @@ def _slot_io_names(contract: Contract) -> Iterator[str]:
                     yield words[0]
 
 
-def _call_targets(contract: Contract, context: RuleContext) -> Iterator[str]:
+def _own_targets(contract: Contract, context: RuleContext) -> Iterator[str]:
+    """Targets only this contract may call: its slots and shape delegates, and, for a
+    dependency's file (which its directory's index leaves out), the file's own names."""
     source = context.source
-    directory = source.path.rpartition("/")[0]
-    for other in context.project.files:
-        if other.dependency is not None and other is not source:
-            continue  # a dependency's function is called through its `use` alias
-        same_dir = other.path.rpartition("/")[0] == directory
-        for node in other.contracts:
-            if other is source or same_dir or not node.inline:
-                yield node.name
-            for instance in node.pattern_instances:
-                if instance.name and (other is source or same_dir):
-                    yield instance.name
-        if same_dir:
-            yield _stem(other.path)
+    if source.dependency is not None:
+        yield from _file_targets(source)
     for section in contract.sections_named("slots"):
         yield from _item_names(section.body.items)
         yield from _declaration_lines(section, source.text.split("\n"))
@@ -150,10 +200,3 @@ def _shape_delegates(contract: Contract) -> Iterator[str]:
                 if child.name:
                     yield child.name
             yield from _BACKTICKED.findall(item.description)
-
-
-def _neighbours_loaded(contract: Contract, context: RuleContext) -> bool:
-    """Same-directory files are call targets; when only this file was loaded (one file
-    named on the command line), a target may live in a sibling that was never read."""
-    directory = context.source.path.rpartition("/")[0]
-    return sum(1 for f in context.project.files if f.path.rpartition("/")[0] == directory) > 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 
-from .. import prosescript
+from .. import prosescript, runtime_hints
 from ..diagnostics import Diagnostic
 from ..ir import Contract, Project
 from . import declarations, identity, sections
@@ -21,6 +21,7 @@ CONTRACT_RULES: tuple[ContractRule, ...] = (
     sections.check,
     declarations.check,
     prosescript.check,
+    lambda contract, _context: runtime_hints.check(contract),
 )
 PROJECT_RULES: tuple[ProjectRule, ...] = (identity.check_project,)
 

@@ -180,11 +180,8 @@ def check_project(project: Project) -> Iterator[Diagnostic]:
 
 
 def _check_subjects(project: Project) -> Iterator[Diagnostic]:
-    runnable = {
-        c.name
-        for c in project.contracts
-        if c.kind in (ContractKind.RESPONSIBILITY, ContractKind.FUNCTION, ContractKind.GATEWAY)
-    }
+    # any contract: a subject of the wrong kind is `test_subject_kind` (the tests pass)
+    runnable = {c.name for c in project.contracts if c.kind != ContractKind.TEST}
     directories = [f.path.rpartition("/")[0] for f in project.files]
     for contract in project.contracts:
         if contract.kind != ContractKind.TEST or not contract.subject:
@@ -195,7 +192,7 @@ def _check_subjects(project: Project) -> Iterator[Diagnostic]:
         if subject not in runnable and "/" not in contract.subject:
             yield diag.make(
                 "subject_unknown",
-                f"test subject `{contract.subject}` names no responsibility or function in this project",
+                f"test subject `{contract.subject}` names no contract in this project",
                 contract.frontmatter_spans.get("subject", contract.name_span),
             )
 

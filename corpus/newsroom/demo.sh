@@ -45,4 +45,15 @@ step "prosec status: each node's last receipt and what last woke it"
 "$prosec" status
 step "prosec receipts verify: every hash recomputes, every chain holds"
 "$prosec" receipts verify .
+step "prosec test corpus/newsroom: its test contracts, each run in a state of its own"
+note "each test replaces the producers its subject requires by fixtures; one fails on purpose"
+code=0
+"$prosec" test "$here" --out "$work/test-runs" || code=$?
+if [ "$code" -ne 1 ]; then
+  echo "prosec test exited $code: expected 1 (one test fails on purpose)" >&2
+  exit 1
+fi
+note "test-front-page-order fails on purpose: it asks for the feature before the story the desk"
+note "led with, but front-page keeps its stories in running order (led stories first); the"
+note "✗ line shows the order it observed. Reports: $work/test-runs/<test>/runs/<run>/report.md"
 note "the project stays in $work: cd there and try prosec status, prosec inspect latest~2"

@@ -46,12 +46,11 @@ USER_URL_VARIABLE = "OPENPROSE_POSTGRES_USER_URL"
 
 def find_url(root: Path, env: Mapping[str, str]) -> tuple[str, str] | None:
     """(variable name, URL) by the seed's precedence: ROOT/.env, environment, DATABASE_URL."""
-    dotenv = root / ".env"
-    if dotenv.is_file():
-        for line in dotenv.read_text(encoding="utf-8", errors="replace").splitlines():
-            key, sep, value = line.strip().partition("=")
-            if sep and key.strip() == "OPENPROSE_POSTGRES_URL" and value.strip():
-                return "OPENPROSE_POSTGRES_URL", value.strip().strip("\"'")
+    from ..project_toml import load_dotenv
+
+    value = load_dotenv(root).get("OPENPROSE_POSTGRES_URL")
+    if value:
+        return "OPENPROSE_POSTGRES_URL", value
     for name in URL_VARIABLES:
         if env.get(name):
             return name, env[name]

@@ -198,6 +198,7 @@ class Reconciler(threading.Thread):
         return EngineOptions(
             jobs=self.settings.jobs or project.config.jobs,
             timeout=self.settings.timeout or project.config.timeout,
+            default_model=project.config.default_model,
             checkpoint=self._checkpoint,
             # the server keeps the cadence clocks itself (_on_event), on its own clock
             clocked=frozenset(),

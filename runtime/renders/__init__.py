@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..agents import AgentMemory
+
 __all__ = [
     "Binding",
     "BindingError",
@@ -102,6 +104,16 @@ class RenderRequest:
         attested: The ids of the node's render-attested postconditions
             (`PROSEC_ATTESTED_IDS`, comma-separated): what `attest_file` must list.
         attempt: Names this attempt's staging folder and process record.
+        task: What a VM step asks, in words (`prosec run FILE`: a function call, a
+            session prompt or a discretion question; see `runtime/vm/calls.py`), else "".
+        memory: The node's agent memory for this session when its `### Runtime` has
+            `persist` (`PROSEC_MEMORY_DIR`, `PROSEC_MEMORY` for `memory.md`,
+            `PROSEC_MEMORY_SEGMENT` for this session's segment record,
+            `PROSEC_MEMORY_SCOPE`), else None.
+        model: The model the node's `### Runtime` names, else None: it wins over the
+            binding's `model`, which wins over `default_model`.
+        default_model: `--model`, `OPENPROSE_DEFAULT_MODEL` (`.env`, then the
+            environment), `[run] default_model`, else `unspecified`.
     """
 
     run_id: str
@@ -120,6 +132,10 @@ class RenderRequest:
     wake: Mapping[str, Any] = field(default_factory=dict)
     attested: tuple[str, ...] = ()
     attempt: str = ""  # names this attempt's staging folder and process record
+    task: str = ""  # a VM step's request in words (empty for a node render)
+    memory: AgentMemory | None = None
+    model: str | None = None
+    default_model: str = "unspecified"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,7 +3,9 @@ then run the configured agent command (prompt on stdin, or as `{prompt_file}`).
 
 Keys: `command` (template; placeholders {prompt_file} {node} {output} {workspace}
 {run_id}), `stdin` (bool, default true when the template has no {prompt_file}),
-`model` (recorded in the receipt's cost), `env`, `pass_env`, `timeout`. The prompt is
+`model` (recorded in the receipt's cost; a node's `### Runtime` model wins over it, and
+it wins over the default model), `env`, `pass_env`, `timeout`. A node with `persist`
+gets its memory paths in the prompt and as `PROSEC_MEMORY*` variables. The prompt is
 written to `workspace/{node}/__prompt.md` for inspection (and read from there as stdin).
 """
 
@@ -63,11 +65,44 @@ def build_prompt(request: RenderRequest) -> str:
         f"- If you cannot keep the contract, write {request.workspace / '__error.md'} "
         "starting with `# Error: <short-name>` and publish nothing.",
     ]
+    delegation = inputs.get("delegation")
+    if isinstance(delegation, dict):
+        lines += [
+            "",
+            "## Delegation request",
+            "",
+            f"You run as the delegate `{request.node}` of `{delegation.get('from')}`. The "
+            f"request is at: {delegation.get('request')}",
+            "Write your answer (one file is best) under the output folder above.",
+        ]
+    responses = sorted((request.workspace / "__delegate").glob("*/*-response.md"))
+    if responses:
+        lines += ["", "## Delegation responses", ""]
+        for response in responses:
+            call = response.name.removesuffix("-response.md")
+            lines += [
+                f"Delegation complete: {response.parent.name}/{call}",
+                f"Response: {response}",
+            ]
+    if request.memory is not None:
+        memory = request.memory
+        lines += [
+            "",
+            "## Your memory",
+            "",
+            f"Your memory is at: {memory.memory}",
+            "Read it first to understand your prior context (earlier segment records are "
+            f"beside it in {memory.directory}). When done, update it with your compacted "
+            "state.",
+            f"Also write your segment record for this session to: {memory.segment}",
+        ]
     if request.attested:
         lines += [
             f"- Attest these postconditions by id in {request.attest_file} as "
             '{"attested": [ids]} only if they hold: ' + ", ".join(request.attested)
         ]
+    if request.task:
+        lines += ["", "## Task", "", request.task.rstrip()]
     return "\n".join(lines) + "\n"
 
 
@@ -77,7 +112,7 @@ class AgentRenderer:
 
     argv: tuple[str, ...]
     stdin: bool
-    model: str
+    model: str | None  # the binding's; a `### Runtime` model wins, the default loses
     env: Mapping[str, str] = field(default_factory=dict)
     pass_env: tuple[str, ...] = ()
     timeout: float | None = None
@@ -87,9 +122,13 @@ class AgentRenderer:
         argv = split_command(binding.options.get("command"), binding.origin)
         uses_file = any("{prompt_file}" in arg for arg in argv)
         stdin = binding.options.get("stdin", not uses_file)
-        model = binding.options.get("model", "unspecified")
+        model = binding.options.get("model")
         env = binding.options.get("env", {})
-        if not isinstance(stdin, bool) or not isinstance(model, str) or not isinstance(env, dict):
+        if (
+            not isinstance(stdin, bool)
+            or not isinstance(model, str | None)
+            or not isinstance(env, dict)
+        ):
             raise BindingError(f"{binding.origin}: `stdin` bool, `model` string, `env` table")
         return cls(
             argv=tuple(argv),
@@ -100,7 +139,12 @@ class AgentRenderer:
             timeout=timeout_of(binding),
         )
 
+    def model_for(self, request: RenderRequest) -> str:
+        """`### Runtime` model, else the binding's `model`, else the default model."""
+        return request.model or self.model or request.default_model
+
     def render(self, request: RenderRequest) -> RenderOutcome:
+        model = self.model_for(request)
         prompt = build_prompt(request)
         prompt_file = request.workspace / PROMPT_FILE
         # replaced, never written through: a render may have left a symlink here
@@ -109,9 +153,9 @@ class AgentRenderer:
         outcome = run_render_process(
             substitute(argv, request),
             request,
-            render_env(request, self.env, self.pass_env),
+            render_env(request, self.env, self.pass_env, model=model),
             self.timeout or request.timeout,
             stdin=prompt_file if self.stdin else None,
         )
-        cost = {"model": self.model, "provider": "agent"}
+        cost = {"model": model, "provider": "agent"}
         return RenderOutcome(ok=outcome.ok, error=outcome.error, detail=outcome.detail, cost=cost)

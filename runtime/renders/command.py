@@ -17,6 +17,11 @@ Environment given to the process (all paths absolute):
 | PROSEC_CONTRACT        | the node's contract source snapshot ("" if unknown)            |
 | PROSEC_ATTEST          | where to write {"attested": [ids]} for render-attested checks |
 | PROSEC_ATTESTED_IDS    | the ids the validator expects attested, comma-separated        |
+| PROSEC_MODEL           | the model: `### Runtime` model, binding `model`, default model |
+| PROSEC_MEMORY_DIR      | the agent's memory folder (`### Runtime` persist; else "")      |
+| PROSEC_MEMORY          | its memory.md ("" without persist)                             |
+| PROSEC_MEMORY_SEGMENT  | this session's segment record {name}-NNN.md ("" without)       |
+| PROSEC_MEMORY_SCOPE    | true, project, user or path ("" without persist)               |
 
 Nothing else of the runner's environment reaches the render but the allow-list of
 environ.py and the binding's `pass_env` names; the binding's `env` table adds literal
@@ -48,8 +53,12 @@ def render_env(
     request: RenderRequest,
     extra: Mapping[str, str] | None = None,
     pass_env: Sequence[str] = (),
+    *,
+    model: str | None = None,
 ) -> dict[str, str]:
-    """The environment of a render process (see environ.py)."""
+    """The environment of a render process (see environ.py); `model` is the one the
+    render resolved (an agent's binding may name one), else the request's."""
+    memory = request.memory
     env = scrubbed(os.environ, pass_env)
     env.update(extra or {})
     env.update(
@@ -67,6 +76,11 @@ def render_env(
             "PROSEC_CONTRACT": str(request.contract) if request.contract else "",
             "PROSEC_ATTEST": str(request.attest_file),
             "PROSEC_ATTESTED_IDS": ",".join(request.attested),
+            "PROSEC_MODEL": model or request.model or request.default_model,
+            "PROSEC_MEMORY_DIR": str(memory.directory) if memory else "",
+            "PROSEC_MEMORY": str(memory.memory) if memory else "",
+            "PROSEC_MEMORY_SEGMENT": str(memory.segment) if memory else "",
+            "PROSEC_MEMORY_SCOPE": memory.scope if memory else "",
         }
     )
     return env

@@ -89,6 +89,8 @@ def request_document(request: RenderRequest) -> dict[str, Any]:
             value = list(value)
         elif name == "wake":
             value = dict(value)
+        elif name == "memory" and value is not None:
+            value = value.to_json()
         document[name] = value
     return document
 

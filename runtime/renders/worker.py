@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..agents import AgentMemory
 from . import RenderRequest
 
 _PATHS = {"root", "run_dir", "workspace", "output", "inputs_file", "wake_file", "attest_file"}
@@ -33,6 +34,8 @@ def rebuild(document: Mapping[str, Any]) -> RenderRequest:
     for name in _OPTIONAL_PATHS:
         fields[name] = Path(fields[name]) if fields.get(name) else None
     fields["attested"] = tuple(fields.get("attested", ()))
+    if fields.get("memory") is not None:
+        fields["memory"] = AgentMemory.from_json(fields["memory"])
     return RenderRequest(**fields)
 
 

@@ -10,7 +10,9 @@ upstream file (82 KB). The machine may be shared: figures vary with its load.
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
+import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,8 +23,10 @@ from lsprotocol import types as lsp
 from prosec.compiler.lsp.disk import LocalDisk
 
 from ..compiler.lsp.client import Editor, server_config, start
-from ..conftest import UPSTREAM
+from ..conftest import REPO, UPSTREAM, prosec_bin
+from .aims import record
 from .synth import FILES, wired_project
+from .timing import byte_compile
 
 pytestmark = pytest.mark.asyncio
 
@@ -85,6 +89,7 @@ async def test_5kb_file_in_a_50_file_project(client: Editor, tmp_path: Path) -> 
     uri = client.open(path)
     values = await _latencies(client, uri, EDITS)
     _report("(no debounce)", path.stat().st_size, FILES, values)
+    record("6-keystroke-5kb", statistics.median(values), f"{EDITS} edits, no debounce")
     assert path.stat().st_size >= 5_000
     assert statistics.median(values) < 50
 
@@ -105,3 +110,57 @@ async def test_largest_upstream_file(client: Editor, upstream: Path) -> None:
     values = await _latencies(client, uri, 15)
     files = len(LocalDisk().list_sources(LocalDisk().project_root(LARGEST)))
     _report("(largest upstream file)", LARGEST.stat().st_size, files, values)
+    record("6-keystroke-82kb", statistics.median(values), "15 edits, no debounce")
+
+
+def _frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _initialize_ms(root: Path) -> float:
+    """Start `prosec lsp` and time from the spawn to the `initialize` response."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "processId": None,
+            "rootUri": root.as_uri(),
+            "capabilities": {},
+            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+        },
+    }
+    start = time.perf_counter()
+    server = subprocess.Popen([prosec_bin(), "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(_frame(request))
+        server.stdin.flush()
+        while True:
+            length = 0
+            while (header := server.stdout.readline().strip()) != b"":
+                if header.lower().startswith(b"content-length:"):
+                    length = int(header.split(b":")[1])
+            reply = json.loads(server.stdout.read(length))
+            if reply.get("id") == 1:
+                elapsed = (time.perf_counter() - start) * 1000
+                assert "capabilities" in reply["result"]
+                return elapsed
+    finally:
+        server.kill()
+        server.wait()
+
+
+async def test_initialize(tmp_path: Path) -> None:
+    """From spawning `prosec lsp` to its `initialize` response, in a 50-file project:
+    the best of ten (an editor waits for this before anything else)."""
+    wired_project(tmp_path / "bench")
+    byte_compile(REPO / "compiler", REPO / "runtime")
+    times = sorted(_initialize_ms(tmp_path / "bench") for _ in range(10))
+    print(
+        f"\nlsp initialize (spawn → response), {FILES}-file project: best {times[0]:.0f} ms, "
+        f"median {statistics.median(times):.0f} ms",
+        end="",
+    )
+    record("6-lsp-init", times[0], "best of 10, spawn to response")

@@ -33,3 +33,19 @@ def test_corpus_program_builds_with_only_its_expected_codes(project: Path) -> No
     result = compile_project(project, config.load(project).with_overrides(offline_tools=True))
     codes = {d.code for d in result.diagnostics}
     assert codes == EXPECTED_CODES.get(project.name, set())
+
+
+@pytest.mark.parametrize("project", corpus_projects(), ids=lambda path: path.name)
+def test_corpus_program_intent_passes_the_schema(project: Path) -> None:
+    """The build checks only the semantic rules of what it emits: its output must meet
+    the schema (and each validator's truth schema) by construction."""
+    from prosec.compiler import config
+    from prosec.compiler.pipeline import compile_project
+    from prosec.runtime.intent_check import iter_problems
+
+    result = compile_project(project, config.load(project).with_overrides(offline_tools=True))
+    assert result.intent is not None
+    semantic = [str(p) for p in iter_problems(result.intent, schema=False)]
+    # the schema finds nothing beyond the semantic rules (programs with errors break those)
+    assert [str(p) for p in iter_problems(result.intent)] == semantic
+    assert not semantic or not result.writable

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from prosec.compiler.build import BuildOptions, build
 from prosec.compiler.config import Config
 from prosec.compiler.diagnostics import Severity
+from prosec.runtime.intent_check import iter_problems
 
 from ..benchmarks.synth import generate
 
@@ -18,4 +20,5 @@ def test_a_synthetic_project_builds(tmp_path: Path) -> None:
     errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
     assert errors == []
     assert result.status == "written"
-    assert (tmp_path / "dist" / "manifest.next.json").is_file()
+    manifest = tmp_path / "dist" / "manifest.next.json"
+    assert [str(p) for p in iter_problems(json.loads(manifest.read_bytes()))] == []

@@ -34,7 +34,7 @@ def intent(
             "contract_fingerprint": fp,
             "wake_source": opts.get("wake_source", "input"),
         }
-        for key in ("cadence", "caller_inputs", "render"):
+        for key in ("cadence", "caller_inputs", "render", "runtime"):
             if key in opts:
                 entry[key] = opts[key]
         topo_nodes.append(entry)

@@ -86,6 +86,25 @@ def test_unchanged_rerun_renders_nothing(tmp_path: Path) -> None:
     assert {n: project.ledger(n) for n in "gbcd"} == ledgers
 
 
+def test_a_run_links_what_the_last_run_already_holds(tmp_path: Path) -> None:
+    """An unchanged source or intent is hard-linked from the latest run, not copied and
+    fsynced again; a changed source is a new file with its new bytes, and the earlier
+    run keeps its own."""
+    project = diamond(tmp_path)
+    first = project.run_dir(project.run()["run_id"])
+    (project.root / "src" / "b.prose.md").write_text("# b, edited\n")
+    second = project.run_dir(project.run()["run_id"])
+    for rel in ("compiled-intent.json", "sources/src/c.prose.md", "sources/src/d.prose.md"):
+        assert (second / rel).read_bytes() == (first / rel).read_bytes()
+        assert (second / rel).stat().st_ino == (first / rel).stat().st_ino
+    assert (second / "sources/src/b.prose.md").read_text() == "# b, edited\n"
+    assert (first / "sources/src/b.prose.md").read_text() != "# b, edited\n"
+    assert (second / "sources/src/b.prose.md").stat().st_ino != (
+        first / "sources/src/b.prose.md"
+    ).stat().st_ino
+    assert (second / "run.json").stat().st_ino != (first / "run.json").stat().st_ino
+
+
 def test_diamond_join_renders_once_against_settled_inputs(tmp_path: Path) -> None:
     project = diamond(tmp_path)
     project.run()

@@ -66,7 +66,7 @@ def test_every_problem_is_listed_with_file_line_and_key(tmp_path: Path) -> None:
         tmp_path,
         '[lint]\nignore = ["section_unknown", "nonsense"]\nstrictt = true\n'
         '[lint.severity]\nbogus_code = "error"\nid_missing = "fatal"\n'
-        "[run]\njobs = 0\n[surprise]\n",
+        "[run]\njobs = 0\n[surprise]\n[test.judge]\ncommand = []\n",
     )
     path = tmp_path.resolve() / "prose.toml"
     assert str(error).splitlines() == [  # in the order of the file
@@ -78,9 +78,11 @@ def test_every_problem_is_listed_with_file_line_and_key(tmp_path: Path) -> None:
         f"{path}:6: lint.severity.id_missing: expected error, warning or info, not 'fatal'",
         f"{path}:8: run.jobs: 0 is less than the minimum of 1",
         f"{path}:9: surprise: unknown key (expected one of build, cadence, deps, lint, render, run, "
-        "tools, wiring)",
+        "test, tools, wiring)",
+        f"{path}:11: test.judge.command: expected the judge command to run (a template: "
+        "{prompt_file} is the prompt's path; without it the prompt comes on stdin), not []",
     ]
-    assert error.path == path and [p.line for p in error.problems] == [2, 3, 5, 6, 8, 9]
+    assert error.path == path and [p.line for p in error.problems] == [2, 3, 5, 6, 8, 9, 11]
 
 
 def test_a_key_inside_an_array_entry_points_at_its_line(tmp_path: Path) -> None:
@@ -108,6 +110,7 @@ def test_a_key_inside_an_array_entry_points_at_its_line(tmp_path: Path) -> None:
         ("[run]\ntimeout = inf\n", "run.timeout: inf is not of type 'number'"),
         ("[run]\ntimeout = 0\n", "run.timeout"),
         ('[run]\nbackend = "redis"\n', "run.backend"),
+        ('[run]\ndefault_model = "two words"\n', "run.default_model"),
         ('[build]\nsource = ""\n', "build.source"),
         ('[build]\nsource = "nope"\n', "build.source: 'nope' is not a directory of the project"),
         ('[tools]\nskill_paths = "vendor"\n', "tools.skill_paths"),

@@ -45,7 +45,40 @@ def documents() -> tuple[tuple[str, Any], ...]:
         found.append(("config.schema.json", tomllib.loads(block)))
     first = _receipt(None)
     found += [("receipt.schema.json", first), ("receipt.schema.json", _receipt(first))]
+    found += [("test-result.schema.json", result) for result in _test_results()]
     return tuple(found)
+
+
+def _test_results() -> list[dict[str, Any]]:
+    """A passing, a failing and an errored `prosec test` result, as the runner writes them."""
+    from prosec.runtime.testing.runner import Assertion, TestResult
+
+    held = Assertion(
+        index=1,
+        text="`decisions`: has 2 items",
+        negated=False,
+        negative=False,
+        op="count",
+        ok=True,
+        observed="`decisions` has 2 items",
+        decided_by="check",
+    )
+    judged = Assertion(
+        index=2,
+        text="`decisions`: invents a story",
+        negated=True,
+        negative=True,
+        op="judge",
+        ok=False,
+        observed="it names a story the wire never carried",
+        decided_by="judge",
+    )
+    passed = TestResult(name="t", path="t.test.prose.md", subject="desk", status="pass")
+    passed.assertions.append(held)
+    failed = TestResult(name="u", path="u.test.prose.md", subject="desk", status="fail")
+    failed.assertions += [held, judged]
+    errored = TestResult(name="v", path="v.test.prose.md", subject="fn", error="a function")
+    return [passed.to_json(), failed.to_json(), errored.to_json()]
 
 
 def _receipt(prev: dict[str, Any] | None) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from prosec.runtime.receipts import Finding, LedgerError
 from prosec.runtime.renders import BindingError
 from prosec.runtime.session import SessionError
 from prosec.runtime.userjson import JSONInputError
+from prosec.runtime.vm.driver import VmError
+from prosec.runtime.vm.journal import JournalError
 
 from ...conftest import REPO
 
@@ -55,6 +57,8 @@ USER_ERRORS = [
     JSONInputError("--data: the number 1e400 is out of range (it overflows a double)"),
     FileNotFoundError("runs/20240101-000000-aaaaaa: no such run"),
     PermissionError("state/: permission denied"),
+    VmError("run 20240101-000000-aaaaaa: its compiled intent has no `vm` section"),
+    JournalError("runs/x/vm/journal.jsonl:3: the chain is broken (prev does not match)"),
 ]
 
 

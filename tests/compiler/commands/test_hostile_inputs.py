@@ -69,6 +69,40 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
+_FUNCTION = """---
+name: fn
+kind: function
+---
+
+# A function
+
+### Parameters
+
+- `steep`: how long to steep
+
+### Returns
+
+- `done`: when it is done
+"""
+_GATEWAY = """---
+name: gw
+kind: gateway
+---
+
+# A gateway
+
+### Continuity: external-driven
+
+### Receives
+
+- POST /hooks/x
+
+### Maintains
+
+- `items`: the items
+"""
+
+
 @dataclass(frozen=True)
 class Case:
     """`prosec ARGS` run in WORKSPACE/CWD after SETUP; `{w}` in an argument is WORKSPACE."""
@@ -421,7 +455,66 @@ CASES: list[Case] = [
     Case("run-nan-timeout", ("run", ".", "--timeout", "nan"), "--timeout"),
     Case("run-inf-timeout", ("run", ".", "--timeout", "inf"), "--timeout"),
     Case("run-bad-backend", ("run", ".", "--backend", "nope"), "--backend"),
+    Case("run-bad-model", ("run", ".", "--model", "two words"), "--model"),
+    Case(
+        "run-dotenv-bad-jobs",
+        ("run", "."),
+        ".env:2: OPENPROSE_MAX_PARALLEL",
+        setup=_put("rt/.env", "# settings\nOPENPROSE_MAX_PARALLEL=lots\n"),
+    ),
+    Case(
+        "run-dotenv-is-a-fifo",
+        ("run", ".", "--render", "zz=command:true"),
+        "zz",
+        setup=_put("rt/.env", kind="fifo"),
+    ),
     Case("run-unknown-flag", ("run", ".", "--frobnicate"), "--frobnicate"),
+    Case("run-file-not-prose", ("run", "{w}/h/afile"), "not a .prose.md file"),
+    Case(
+        "run-file-missing-input",
+        ("run", "fn.prose.md"),
+        "steep: how long",
+        cwd="fn",
+        setup=_put("fn/fn.prose.md", _FUNCTION),
+    ),
+    Case(
+        "run-file-unknown-input",
+        ("run", "fn.prose.md", "--steep", "2", "--colour", "red"),
+        "unknown input 'colour'",
+        cwd="fn",
+        setup=_put("fn/fn.prose.md", _FUNCTION),
+    ),
+    Case(
+        "run-file-input-without-value",
+        ("run", "fn.prose.md", "--steep"),
+        "--steep: expected a value",
+        cwd="fn",
+        setup=_put("fn/fn.prose.md", _FUNCTION),
+    ),
+    Case(
+        "run-file-gateway",
+        ("run", "gw.prose.md"),
+        "is a gateway",
+        cwd="fn",
+        setup=_put("fn/gw.prose.md", _GATEWAY),
+    ),
+    Case(
+        "run-file-does-not-compile",
+        ("run", "bad.prose.md"),
+        "does not compile",
+        expect=1,
+        cwd="fn",
+        setup=_put(
+            "fn/bad.prose.md", "---\nname: bad\nkind: function\n---\n\n```prose\nlet = \n```\n"
+        ),
+    ),
+    Case(
+        "run-file-replay-not-a-run",
+        ("run", "fn.prose.md", "--steep", "1", "--replay", "nope"),
+        "nope",
+        cwd="fn",
+        setup=_put("fn/fn.prose.md", _FUNCTION),
+    ),
     # -- trigger ------------------------------------------------------------------------
     _data("1e400", "1e400", "1e400"),
     _data("nan", '{"x": NaN}', "NaN"),
@@ -568,6 +661,26 @@ CASES: list[Case] = [
             _put("h/fx/world-models", kind="dir")(w),
             _put("h/fx/receipts.json", "[NaN]")(w),
         ),
+    ),
+    # -- test -------------------------------------------------------------------------
+    Case("test-missing", ("test", "{w}/h/nothing"), "nothing"),
+    Case("test-not-prose", ("test", "{w}/h/afile"), "afile"),
+    Case("test-no-tests", ("test", "{w}/h/dir"), "dir"),
+    Case("test-replay-without-out", ("test", ".", "--judge-replay"), "--out", cwd="ed"),
+    Case("test-bad-format", ("test", "--format", "nope", "."), "nope", cwd="ed"),
+    Case("test-zero-jobs", ("test", "--jobs", "0", "."), "--jobs", cwd="ed"),
+    Case("test-nan-timeout", ("test", "--timeout", "nan", "."), "--timeout", cwd="ed"),
+    Case(
+        "test-bad-utf8",
+        ("test", "{w}/h/t"),
+        "x.prose.md",
+        setup=_put("h/t/x.prose.md", b"---\nname: \xff\nkind: test\n---\n"),
+    ),
+    Case(
+        "test-fifo-output",
+        ("test", "{w}/h/t", "-o", "{w}/h/fifo"),
+        "fifo",
+        setup=_put("h/t/x.prose.md", "---\nname: x\nkind: test\nsubject: ghost\n---\n"),
     ),
     Case("unknown-command", ("frobnicate",), "frobnicate"),
 ]

@@ -325,6 +325,24 @@ def test_call_targets_inline_functions_shape_delegates_and_pattern_instances() -
     assert [d.code for d in lint(files) if d.code.startswith("prosescript")] == []
 
 
+def test_call_targets_by_directory_and_project() -> None:
+    """Call targets are indexed once per project and directory: a sibling's inline
+    function is callable only beside it, a non-inline one from anywhere, and the next
+    project linted gets its own index."""
+    caller = FUNCTION.format(name="demo", body="let a = call far-away\nlet b = call inline-one")
+    inline = "\n## inline-one\n\n### Returns\n\n- `x`: y\n"
+    far = HELPER.replace("helper", "far-away") + inline
+    beside = {"src/demo.prose.md": caller, "src/far.prose.md": far}
+    apart = {"src/demo.prose.md": caller, "src/other.prose.md": HELPER, "lib/far.prose.md": far}
+    unknown = [d.message for d in lint(apart) if d.code == "prosescript_unknown_call"]
+    assert [d.code for d in lint(beside) if d.code.startswith("prosescript")] == []
+    assert len(unknown) == 1 and "`call inline-one`" in unknown[0]
+    # the same file linted again in the first project: its index is not the second's
+    assert [d.code for d in lint(beside) if d.code.startswith("prosescript")] == []
+    unknown_again = [d.message for d in lint(apart) if d.code == "prosescript_unknown_call"]
+    assert unknown_again == unknown
+
+
 def test_unknown_calls_are_not_reported_when_the_neighbours_were_not_loaded() -> None:
     text = FUNCTION.format(name="demo", body="let a = call sibling-we-did-not-read")
     assert [d.code for d in lint({"src/demo.prose.md": text})] == []

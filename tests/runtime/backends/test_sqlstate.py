@@ -7,7 +7,9 @@ against what prosec wrote."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +17,9 @@ import pytest
 from prosec.runtime.backends.sqlstate import ATTACHMENT_LIMIT, SqlState
 from prosec.runtime.protocol import AgentScope, BindingKind, ExecutionStatus, RunStatus
 
+from ...conftest import REPO
+from ..project import PROSEC, intent
 from ..project import Project as Fixture
-from ..project import intent
 from .sql_stores import Store, database, postgres_store, sqlite_store
 
 RUN = "20260116-143052-a7b3c9"
@@ -315,3 +318,28 @@ def test_db_prune_drops_the_data_of_old_runs_and_keeps_the_ledger(
     assert verify.returncode == 0, verify.stdout + verify.stderr
     text = fixture.prosec("db", "prune", ".", "--backend", store.kind, env=store.env)
     assert text.returncode == 0 and "pruned the run data of 0 runs" in text.stdout
+
+
+def test_a_vm_run_has_its_run_row_and_input_bindings(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(REPO / "corpus" / "tea-timer", root)
+    args = ["src/tea-timer.prose.md", "--tea", "green", "--strength", "strong"]
+    result = subprocess.run(
+        [str(PROSEC), "run", *args, "--backend", store.kind],
+        cwd=root,
+        env={**os.environ, **store.env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    (run_id,) = [p.name for p in (root / "runs").iterdir()]
+    ((rid, status, root_path, root_source),) = store.query(SEED_RUN_STATUS, run_id)
+    assert (rid, status) == (run_id, "completed")
+    assert root_path == str(root.resolve() / "src/tea-timer.prose.md")
+    assert root_source == (root / "src/tea-timer.prose.md").read_text()
+    state = state_of(store)
+    row = state.run(run_id)
+    assert row is not None and row["metadata"] == {"kind": "vm", "entry": "tea-timer"}
+    inputs = [(b["name"], b["binding"], b["value"]) for b in state.bindings(run_id)]
+    assert inputs == [("strength", "input", "strong"), ("tea", "input", "green")]

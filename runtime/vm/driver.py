@@ -1,0 +1,367 @@
+"""Start, resume and replay a VM run (`prosec run FILE`, `prosec resume RUN`).
+
+A VM run has the seed 001 layout (compiled-intent.json with its `vm` section,
+root.prose.md, sources/, workspace/, world-model/caller/, vm.log.md) plus `vm/`:
+`journal.jsonl` (the completed steps), and, when it ends, `result.json` (what the entry
+function returned) and `bindings.json` (its top-level bindings), both canonical JSON.
+`run.json` says `"kind": "vm"` and holds the caller inputs, so `prosec resume` needs
+nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import itertools
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..backends import Backend
+from ..backends.sqlstate import SqlState
+from ..canonical import canonical_json
+from ..config import RunConfig
+from ..fsio import atomic_write_bytes, atomic_write_text, remove_leftovers, safe_name
+from ..protocol import BindingKind, RunStatus
+from ..renders import parse_cli_binding
+from ..renders.process import kill_survivors
+from ..runs import RunDir, new_run_id, utc_now
+from ..userjson import loads
+from .calls import Invoker, bind_for
+from .interp import Interpreter, Program, ProseError
+from .journal import JOURNAL, Journal
+from .narrate import Event, InContext, Recorder, VmLog
+
+__all__ = ["VmOutcome", "VmSettings", "missing_inputs", "resume_vm", "start_vm"]
+
+
+class VmError(ValueError):
+    """A usage problem starting or resuming a VM run (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VmSettings:
+    root: Path
+    config: RunConfig
+    backend: Backend
+    renders: tuple[str, ...] = ()  # --render NODE=KIND:VALUE
+    jobs: int | None = None
+    timeout: float | None = None
+    narrate: Callable[[str], None] | None = None  # the in-context narration's output
+    checkpoint: Callable[[int], None] | None = None  # after each journal line (tests)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VmOutcome:
+    run: RunDir
+    ok: bool
+    result: Any = None
+    error: str = ""
+    performed: tuple[str, ...] = field(default_factory=tuple)
+
+
+def missing_inputs(raw: Mapping[str, Any], given: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The entry's parameters not given: (name, description) in declared order."""
+    program = Program.from_json(raw["vm"])
+    entry = program.functions[program.entry]
+    return [(name, text) for name, text in entry.parameters if name not in given]
+
+
+def unknown_inputs(raw: Mapping[str, Any], given: Mapping[str, str]) -> list[str]:
+    program = Program.from_json(raw["vm"])
+    declared = {name for name, _ in program.functions[program.entry].parameters}
+    return sorted(set(given) - declared)
+
+
+def start_vm(
+    settings: VmSettings,
+    raw: Mapping[str, Any],
+    given: Mapping[str, str],
+    *,
+    replay: Path | None = None,
+) -> VmOutcome:
+    program = Program.from_json(raw["vm"])
+    replayed = None
+    if replay is not None:
+        replayed = Journal.open(replay / JOURNAL).effects()
+    sources = [str(s["path"]) for s in raw.get("sources", [])]
+    info = {
+        "kind": "vm",
+        "wakes": [],
+        "backend": settings.backend.name,
+        "started_ns": time.time_ns(),
+        "inputs": dict(sorted(given.items())),
+    }
+    if replay is not None:
+        info["replay"] = replay.name
+    runs_dir = None
+    if settings.backend.ephemeral:
+        runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
+    run = RunDir.create(
+        settings.root,
+        new_run_id(),
+        runs_dir=runs_dir,
+        intent_bytes=canonical_json(dict(raw)) + b"\n",
+        sources=sources,
+        root_source=program.target or None,
+        title=program.entry,
+        upstream=[],
+        info=info,
+    )
+    return _execute(settings, program, run, given, replayed, fresh=True)
+
+
+def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
+    raw = loads((run.path / "compiled-intent.json").read_bytes(), source=str(run.path))
+    if not isinstance(raw, dict) or not isinstance(raw.get("vm"), dict):
+        raise VmError(f"run {run.run_id}: its compiled intent has no `vm` section")
+    kill_survivors(settings.root / "runs")  # renders the interrupted runner left running
+    info = run.info()
+    given = {str(k): str(v) for k, v in dict(info.get("inputs", {})).items()}
+    replayed = None
+    if info.get("replay"):
+        replayed = Journal.open(settings.root / "runs" / str(info["replay"]) / JOURNAL).effects()
+    return _execute(settings, Program.from_json(raw["vm"]), run, given, replayed, fresh=False)
+
+
+def _execute(
+    settings: VmSettings,
+    program: Program,
+    run: RunDir,
+    given: Mapping[str, str],
+    replayed: Mapping[str, Any] | None,
+    *,
+    fresh: bool,
+) -> VmOutcome:
+    lock = _lock(run)
+    try:
+        state = settings.backend.run_state
+        if state is not None:  # the seed 004 run tables of the SQL stores
+            copy = run.path / "root.prose.md"
+            state.start_run(
+                run.run_id,
+                root_path=str(settings.root / program.target) if program.target else None,
+                root_source=copy.read_text(encoding="utf-8", errors="replace")
+                if copy.is_file()
+                else None,
+                metadata={"kind": "vm", "entry": program.entry},
+                resumed=not fresh,
+            )
+        outcome = _locked(settings, program, run, given, replayed)
+        if state is not None:
+            _record_bindings(state, run, given, outcome.ok)
+            state.end_run(run.run_id, RunStatus.COMPLETED if outcome.ok else RunStatus.FAILED)
+        return outcome
+    finally:
+        lock.close()
+
+
+def _record_bindings(state: SqlState, run: RunDir, given: Mapping[str, str], ok: bool) -> None:
+    """The run's caller inputs and (when it ended) its top-level bindings as seed 004
+    `bindings` rows of the root scope."""
+    for name, value in sorted(given.items()):
+        state.put_binding(run.run_id, name, BindingKind.INPUT, value, source_statement="caller")
+    path = run.path / "vm" / "bindings.json"
+    if not ok or not path.is_file():
+        return
+    found = loads(path.read_bytes(), source=str(path))
+    for name, value in sorted(found.items()) if isinstance(found, dict) else []:
+        text = value if isinstance(value, str) else canonical_json(value).decode("utf-8")
+        state.put_binding(run.run_id, str(name), BindingKind.LET, text)
+
+
+def _lock(run: RunDir) -> Any:
+    """An exclusive lock on the run (held until the process ends or the run does): a
+    second `prosec resume` of a running run is refused."""
+    path = run.path / "vm" / "lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise VmError(f"run {run.run_id} is running in another process") from None
+    return handle
+
+
+def _locked(
+    settings: VmSettings,
+    program: Program,
+    run: RunDir,
+    given: Mapping[str, str],
+    replayed: Mapping[str, Any] | None,
+) -> VmOutcome:
+    remove_leftovers(run.path)  # temp files of writes a kill interrupted
+    journal = Journal.open(run.path / JOURNAL)
+    if settings.checkpoint is not None:  # counts the lines of every journal of the run
+        counter = itertools.count(1)
+        checkpoint = settings.checkpoint
+        counted: Callable[[int], None] = lambda seq: checkpoint(next(counter))  # noqa: E731
+        settings = dataclasses.replace(settings, checkpoint=counted)
+        journal.on_record = counted
+    log = VmLog(run.path / "vm.log.md")
+    narrators: list[Callable[[Event], None]] = [log]
+    if settings.narrate is not None:
+        in_context = InContext(settings.narrate)
+        in_context.start()
+        narrators.append(in_context)
+
+    def emit(event: Event) -> None:
+        for narrator in narrators:
+            narrator(event)
+
+    cli: dict[str, dict[str, Any]] = {}
+    for text in settings.renders:
+        node, table = parse_cli_binding(text)
+        cli[node] = table
+    invoker = Invoker(
+        root=settings.root,
+        run_dir=run.path,
+        run_id=run.run_id,
+        bind=bind_for(cli, settings.config.render_nodes, settings.config.render_default),
+        timeout=settings.timeout or settings.config.timeout,
+        jobs=settings.jobs or settings.config.jobs,
+    )
+    entry = program.functions[program.entry]
+    args: dict[str, Any] = {}
+    for name, _ in entry.parameters:
+        if name not in given:
+            continue
+        args[name] = _decoded(given[name])
+        text = f"# {name}\n\nbinding: input\nsource: caller\n\n---\n\n{given[name]}\n"
+        atomic_write_text(run.path / "world-model" / "caller" / f"{name}.md", text)
+        journal.record(f"input:{name}", "bind", given[name])
+        emit(Event(kind="input", name=name))
+    interpreter = Interpreter(
+        program=program,
+        journal=journal,
+        perform=invoker.run,
+        emit=Recorder(forward=emit),
+        replay=replayed,
+        nest=_nester(settings, program, run.path, run.run_id, invoker),
+    )
+    try:
+        result = interpreter.run(args)
+    except ProseError as error:
+        message = _message(error.value)
+        log.close(f"---error {utc_now()} {message}")
+        if settings.narrate is not None:
+            settings.narrate(f"---error {message}")
+        return VmOutcome(run=run, ok=False, error=message, performed=tuple(interpreter.performed))
+    atomic_write_bytes(run.path / "vm" / "result.json", canonical_json({"result": result}) + b"\n")
+    bindings = canonical_json(dict(sorted(interpreter.bindings.items()))) + b"\n"
+    atomic_write_bytes(run.path / "vm" / "bindings.json", bindings)
+    log.close(f"---end {utc_now()}")
+    if settings.narrate is not None:
+        settings.narrate("---end")
+    return VmOutcome(run=run, ok=True, result=result, performed=tuple(interpreter.performed))
+
+
+def _nester(
+    settings: VmSettings, program: Program, parent: Path, run_id: str, invoker: Invoker
+) -> Callable[[str, Mapping[str, str], dict[str, Any], str], Any]:
+    """Runs a `use`d program called as `handle` in `parent/imports/{handle}--{entry}/`, a
+    run folder of its own (compiled-intent.json, root.prose.md, sources/, workspace/,
+    world-model/caller/, vm.log.md, vm/journal.jsonl, imports/ for its own imports).
+    Its steps are keyed under the calling step, so several calls share the folder and a
+    resumed run continues a nested run where it stopped."""
+
+    def nest(handle: str, spec: Mapping[str, str], args: dict[str, Any], key: str) -> Any:
+        nested = program.nested(spec)
+        folder = parent / "imports" / f"{safe_name(handle)}--{safe_name(nested.entry)}"
+        if not folder.is_dir():
+            _lay_out(parent, folder, nested, run_id)
+        remove_leftovers(folder)
+        journal = Journal.open(folder / JOURNAL)
+        if settings.checkpoint is not None:
+            journal.on_record = settings.checkpoint
+        log = VmLog(folder / "vm.log.md")
+        entry = nested.functions.get(nested.entry)
+        if entry is None:
+            raise ProseError(f"`{handle}`: the imported program has no function {nested.entry}")
+        for name, _ in entry.parameters:
+            if name in args:
+                value = args[name]
+                text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+                body = f"# {name}\n\nbinding: input\nsource: caller\n\n---\n\n{text}\n"
+                atomic_write_text(folder / "world-model" / "caller" / f"{name}.md", body)
+                journal.record(f"{key}:input:{name}", "bind", value)
+                log(Event(kind="input", name=name))
+        sub = Invoker(
+            root=settings.root,
+            run_dir=folder,
+            run_id=run_id,
+            bind=invoker.bind,
+            timeout=invoker.timeout,
+            jobs=invoker.jobs,
+        )
+        interpreter = Interpreter(
+            program=nested,
+            journal=journal,
+            perform=sub.run,
+            emit=log,
+            nest=_nester(settings, nested, folder, run_id, sub),
+        )
+        try:
+            value = interpreter.run(args, key=f"{key}>main")
+        except ProseError as error:
+            log.close(f"---error {utc_now()} {_message(error.value)}")
+            raise
+        log.close(f"---end {utc_now()}")
+        return value
+
+    return nest
+
+
+def _lay_out(parent: Path, folder: Path, program: Program, run_id: str) -> None:
+    """A nested run folder, built under a hidden name and renamed whole."""
+    building = folder.with_name(f".new-{folder.name}")
+    shutil.rmtree(building, ignore_errors=True)
+    for sub in (
+        "sources",
+        "workspace",
+        "world-model/caller",
+        "receipts",
+        "agents",
+        "vm",
+        "imports",
+    ):
+        (building / sub).mkdir(parents=True, exist_ok=True)
+    raw = loads((parent / "compiled-intent.json").read_bytes(), source=str(parent))
+    if isinstance(raw, dict) and isinstance(raw.get("vm"), dict):
+        raw["vm"] = {**raw["vm"], "entry": program.entry, "target": program.target}
+    atomic_write_bytes(building / "compiled-intent.json", canonical_json(raw) + b"\n")
+    if (parent / "sources").is_dir():
+        shutil.copytree(parent / "sources", building / "sources", dirs_exist_ok=True)
+    root_source = parent / "sources" / program.target
+    if root_source.is_file():
+        atomic_write_bytes(building / "root.prose.md", root_source.read_bytes())
+    header = f"# run:{run_id}/{folder.name} {program.entry}\nroot: {program.target}\n\n"
+    atomic_write_text(building / "vm.log.md", header)
+    os.rename(building, folder)
+
+
+def _decoded(text: str) -> Any:
+    """An input as the script sees it: a JSON array or object written as one is that
+    value (so `for x in items` walks it); anything else is the text as given."""
+    if text.strip()[:1] in ("[", "{"):
+        try:
+            return loads(text.encode("utf-8"), source="input")
+        except ValueError:
+            return text
+    return text
+
+
+def _message(value: Any) -> str:
+    if isinstance(value, dict) and "error" in value:
+        return f"{value['error']}: {value.get('detail', '')}".strip()
+    return str(value)
+
+
+__all__ += ["VmError", "unknown_inputs"]

@@ -1,0 +1,240 @@
+"""The VM's compound values: `parallel`, `repeat`/`for`/`loop`, and pipelines."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .narrate import Event, Recorder
+from .program import (
+    BreakSignal,
+    ContinueSignal,
+    Frame,
+    ProseError,
+    ReturnSignal,
+    Scope,
+    branch_name,
+    cond_text,
+    literal,
+    replace_path,
+    truthy,
+)
+
+if TYPE_CHECKING:
+    from .interp import Interpreter
+
+__all__ = ["loop", "parallel", "pipeline"]
+
+MAX_OPEN_LOOP = 1000  # an open `loop:` without `(max: N)` stops here
+
+
+def parallel(
+    vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str, statement: bool
+) -> Any:
+    policy = "fail"
+    for modifier in node.get("modifiers") or []:
+        if modifier.get("key") == "on-fail":
+            policy = str(literal(modifier["value"]))
+    branches = list(node["body"])
+    scopes = [Scope(scope) for _ in branches]
+    recorders = [Recorder() for _ in branches]
+    results: list[Any] = [None] * len(branches)
+    errors: list[BaseException | None] = [None] * len(branches)
+
+    def run(index: int) -> None:
+        inner = Frame(
+            function=frame.function,
+            path=f"{key}|{index}",
+            depth=frame.depth + 1,
+            emit=recorders[index],
+        )
+        try:
+            results[index] = vm.statement(branches[index], scopes[index], inner, f"{key}|{index}")
+        except BaseException as exc:
+            errors[index] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(branches))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    names = [branch_name(b, i) for i, b in enumerate(branches)]
+    frame.emit(
+        Event(
+            kind="parallel",
+            depth=frame.depth,
+            branches=tuple(
+                (names[i], tuple(recorders[i].events), errors[i] is None)
+                for i in range(len(branches))
+            ),
+        )
+    )
+    for index, inner_scope in enumerate(scopes):
+        for name, value in inner_scope.vars.items():
+            scope.assign(name, value)
+        error = errors[index]
+        if error is not None and (policy == "fail" or not isinstance(error, ProseError)):
+            raise error
+    return {names[i]: results[i] for i in range(len(branches))}
+
+
+def loop(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+    t = node["t"]
+    kind = node.get("kind", "")
+    items: list[Any] | None = None
+    limit: int | None = None
+    if t == "Repeat":
+        limit = int(vm.value(node["count"], scope, frame, key) or 0)
+    elif t == "For" or kind == "for-each":
+        items = list(vm.value(node["iterable"], scope, frame, key) or [])
+        limit = len(items)
+    elif node.get("max") is not None:
+        limit = int(vm.value(node["max"], scope, frame, key) or 0)
+    bound = limit if limit is not None else MAX_OPEN_LOOP
+    if t != "Loop" and node.get("parallel"):
+        return _parallel_loop(vm, node, scope, frame, key, items, bound)
+    out: list[Any] = []
+    cond = node.get("condition")
+    for i in range(bound):
+        if kind == "while" and not vm.decide(cond, scope, frame, f"{key}@{i}?"):
+            frame.emit(
+                Event(
+                    kind="loop-exit",
+                    count=i + 1,
+                    limit=limit,
+                    detail=cond_text(cond),
+                    depth=frame.depth,
+                )
+            )
+            break
+        frame.emit(Event(kind="loop", count=i + 1, limit=limit, depth=frame.depth))
+        inner = Scope(scope)
+        _bind_iteration(vm, node, inner, items, i)
+        try:
+            out.append(
+                vm.block(node["body"], inner, replace_path(frame, f"{key}@{i}", frame.depth + 1))
+            )
+        except BreakSignal:
+            break
+        except ContinueSignal:
+            continue
+        for name, value in inner.vars.items():
+            if scope.find(name) is not None:
+                scope.assign(name, value)
+        if kind == "until" and vm.decide(cond, scope, frame, f"{key}@{i}?"):
+            frame.emit(
+                Event(
+                    kind="loop-exit",
+                    count=i + 1,
+                    limit=limit,
+                    detail=cond_text(cond),
+                    depth=frame.depth,
+                )
+            )
+            break
+    return out
+
+
+def _bind_iteration(
+    vm: Interpreter, node: Mapping[str, Any], scope: Scope, items: list[Any] | None, i: int
+) -> None:
+    if node["t"] == "For":
+        names = node["names"]
+        scope.define(names[0], items[i] if items is not None else None)
+        if len(names) > 1:
+            scope.define(names[1], i)
+    elif node.get("item") and items is not None:
+        scope.define(node["item"], items[i])
+    if node.get("alias"):
+        scope.define(node["alias"], i + 1)
+
+
+def _parallel_loop(
+    vm: Interpreter,
+    node: Mapping[str, Any],
+    scope: Scope,
+    frame: Frame,
+    key: str,
+    items: list[Any] | None,
+    bound: int,
+) -> Any:
+    body = node["body"]
+    recorders = [Recorder() for _ in range(bound)]
+    results: list[Any] = [None] * bound
+    errors: list[BaseException | None] = [None] * bound
+
+    def run(i: int) -> None:
+        inner = Scope(scope)
+        _bind_iteration(vm, node, inner, items, i)
+        sub = Frame(
+            function=frame.function, path=f"{key}@{i}", depth=frame.depth + 1, emit=recorders[i]
+        )
+        try:
+            results[i] = vm.block(body, inner, sub)
+        except ReturnSignal as done:
+            results[i] = done.value
+        except BaseException as exc:
+            errors[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(bound)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    names = [f"{i + 1}" for i in range(bound)]
+    frame.emit(
+        Event(
+            kind="parallel",
+            depth=frame.depth,
+            branches=tuple(
+                (names[i], tuple(recorders[i].events), errors[i] is None) for i in range(bound)
+            ),
+        )
+    )
+    policy = "fail"
+    for modifier in node.get("modifiers") or []:
+        if modifier.get("key") == "on-fail":
+            policy = str(literal(modifier["value"]))
+    for error in errors:
+        if error is not None and (policy == "fail" or not isinstance(error, ProseError)):
+            raise error
+    return results
+
+
+def pipeline(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+    value = vm.value(node["source"], scope, frame, key)
+    for index, op in enumerate(node["ops"]):
+        items = list(value or [])
+        kind = op["kind"]
+        if kind == "reduce":
+            acc_name, item_name = (
+                (op["names"] + ["acc", "item"])[:2] if len(op["names"]) < 2 else op["names"][:2]
+            )
+            acc: Any = []
+            for i, item in enumerate(items):
+                inner = Scope(scope)
+                inner.define(acc_name, acc)
+                inner.define(item_name, item)
+                acc = _body_value(vm, op["body"], inner, frame, f"{key}|{index}@{i}")
+            value = acc
+            continue
+        out = []
+        for i, item in enumerate(items):
+            inner = Scope(scope)
+            inner.define("item", item)
+            result = _body_value(vm, op["body"], inner, frame, f"{key}|{index}@{i}")
+            if kind == "filter":
+                if truthy(result):
+                    out.append(item)
+            else:
+                out.append(result)
+        value = out
+    return value
+
+
+def _body_value(vm: Interpreter, body: list[Any], scope: Scope, frame: Frame, key: str) -> Any:
+    try:
+        return vm.block(body, scope, replace_path(frame, key))
+    except ReturnSignal as done:
+        return done.value

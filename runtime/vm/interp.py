@@ -1,0 +1,578 @@
+"""The ProseScript interpreter over the compiled intent's lowered script (plain data).
+
+Each script node is an object whose `t` names its IR class (compiler/prosescript/ir.py).
+Values are JSON values. Every effect (a `call`, `session`/`resume`, a discretion
+question) is a step with a deterministic key — its statement path, loop iteration and
+invocation — recorded in the journal when it completes; a resumed or replayed run
+re-executes the script and takes each recorded step's value instead of running it
+again, so no completed call is ever done twice and a replay is exact. The compound
+values (parallel, loops, pipelines) are in `flow`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import flow
+from .calls import Ask, StepFailed
+from .journal import Journal
+from .narrate import Event, args_text
+from .program import (
+    BreakSignal,
+    ContinueSignal,
+    Frame,
+    Function,
+    Program,
+    ProseError,
+    ReturnSignal,
+    Scope,
+    literal,
+    replace_path,
+    to_json,
+    truthy,
+)
+
+__all__ = ["Function", "Interpreter", "Program", "ProseError"]
+
+_INTERP = re.compile(r"(?<!\\)\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}")
+_SIMPLE = re.compile(r"^(not\s+)?([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)$")
+
+
+@dataclass(slots=True, kw_only=True)
+class Interpreter:
+    program: Program
+    journal: Journal
+    perform: Callable[[Ask], Any]  # runs a step through its render
+    emit: Callable[[Event], None]
+    replay: Mapping[str, Any] | None = None  # another run's steps: take them, run nothing
+    performed: list[str] = field(default_factory=list)  # keys of steps run this time
+    bindings: dict[str, Any] = field(default_factory=dict)  # the entry's, when it ends
+    # runs a `use`d program: (handle, program spec, args, step key) → its result
+    nest: Callable[[str, Mapping[str, str], dict[str, Any], str], Any] | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- entry ------------------------------------------------------------------------
+
+    def run(self, args: Mapping[str, Any], key: str = "main") -> Any:
+        entry = self.program.functions[self.program.entry]
+        frame = Frame(function=entry, path="", depth=0, emit=self.emit)
+        value = self.invoke(entry, dict(args), frame, key)
+        if entry.script is None:
+            self.emit(
+                Event(kind="call", name=entry.name, detail=args_text(dict(args)), result="result")
+            )
+        return value
+
+    def invoke(self, function: Function, args: dict[str, Any], frame: Frame, key: str) -> Any:
+        """A function: its script when it has one, else one call through its render."""
+        if function.script is None:
+            return self.step(
+                frame,
+                key,
+                Ask(
+                    kind="call",
+                    target=function.name,
+                    key=key,
+                    args=args,
+                    returns=tuple(name for name, _ in function.returns),
+                    contract=function.path or None,
+                ),
+            )
+        scope = Scope()
+        for name, value in args.items():
+            scope.define(name, value)
+        inner = Frame(function=function, path=key, depth=frame.depth, emit=frame.emit)
+        try:
+            self.block(function.script, scope, inner)
+            value = None
+        except ReturnSignal as done:
+            value = done.value
+        if frame.path == "":
+            self.bindings = dict(scope.vars)
+        return value
+
+    # -- steps --------------------------------------------------------------------------
+
+    def step(self, frame: Frame, key: str, ask: Ask) -> Any:
+        entry = self.journal.get(key)
+        if entry is not None:
+            value = entry["value"]
+        elif self.replay is not None:
+            if key not in self.replay:
+                raise ProseError(f"the replayed run has no step {key}")
+            value = self.replay[key]
+            self.journal.record(key, ask.kind if ask.kind != "question" else "answer", value)
+        else:
+            try:
+                value = {"ok": self.perform(ask)}
+            except StepFailed as exc:
+                if exc.error in ("unbound", "spawn", "interrupted"):
+                    raise ProseError({"error": exc.error, "detail": exc.detail}) from None
+                value = {"failed": {"error": exc.error, "detail": exc.detail}}
+            kind = "answer" if ask.kind == "question" else ask.kind
+            self.journal.record(key, kind, value)
+            with self._lock:
+                self.performed.append(key)
+        if isinstance(value, dict) and "failed" in value:
+            failed = value["failed"]
+            frame.emit(
+                Event(
+                    kind="fail", name=ask.target, detail=str(failed.get("error")), depth=frame.depth
+                )
+            )
+            raise ProseError(failed)
+        return value.get("ok") if isinstance(value, dict) else value
+
+    def decide(self, cond: Mapping[str, Any] | None, scope: Scope, frame: Frame, key: str) -> bool:
+        if cond is None:
+            return True
+        text = str(cond.get("text", ""))
+        simple = _SIMPLE.match(text.strip())
+        if simple and scope.find(simple.group(2).split(".")[0]) is not None:
+            value = truthy(self.ref(simple.group(2).split("."), scope))
+            return not value if simple.group(1) else value
+        question = self.interpolate(text, scope)
+        answer = self.step(
+            frame,
+            key,
+            Ask(kind="question", target=frame.function.name, key=key, args={}, question=question),
+        )
+        return bool(answer)
+
+    # -- statements -------------------------------------------------------------------
+
+    def block(self, statements: tuple[Any, ...] | list[Any], scope: Scope, frame: Frame) -> Any:
+        last = None
+        for index, stmt in enumerate(statements):
+            last = self.statement(stmt, scope, frame, f"{frame.path}/{index}")
+        return last
+
+    def statement(self, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+        t = stmt["t"]
+        if t == "Let":
+            value = self.value(stmt["value"], scope, frame, key, bind=", ".join(stmt["names"]))
+            names = stmt["names"]
+            if stmt.get("destructured"):
+                for name in names:
+                    scope.define(
+                        name, value.get(name) if isinstance(value, dict) else None, stmt["const"]
+                    )
+            else:
+                scope.define(names[0], value, stmt["const"])
+            self._done(stmt["value"], ", ".join(names), frame)
+            return value
+        if t == "Assign":
+            value = self.value(
+                stmt["value"], scope, frame, key, bind=self._place_name(stmt["target"])
+            )
+            self.store(stmt["target"], value, scope, frame, key)
+            self._done(stmt["value"], self._place_name(stmt["target"]), frame)
+            return value
+        if t == "Append":
+            item = self.value(stmt["item"], scope, frame, key)
+            current = self.value(stmt["target"], scope, frame, key)
+            self.store(stmt["target"], [*(current or []), item], scope, frame, key)
+            return None
+        if t == "Return":
+            raise ReturnSignal(
+                None if stmt["value"] is None else self.value(stmt["value"], scope, frame, key)
+            )
+        if t == "Throw":
+            raise ProseError(
+                None if stmt["value"] is None else self.value(stmt["value"], scope, frame, key)
+            )
+        if t == "Break":
+            raise BreakSignal
+        if t == "Continue":
+            raise ContinueSignal
+        if t == "ExprStmt":
+            value = self.value(stmt["value"], scope, frame, key)
+            self._done(stmt["value"], "", frame)
+            return value
+        if t == "If":
+            for index, branch in enumerate(stmt["branches"]):
+                if self.decide(branch["condition"], scope, frame, f"{key}?{index}"):
+                    return self.block(
+                        branch["body"], Scope(scope), replace_path(frame, f"{key}.{index}")
+                    )
+            return None
+        if t == "Choice":
+            labels = tuple(option["label"]["value"] for option in stmt["options"])
+            question = self.interpolate(str(stmt["criteria"]["text"]), scope)
+            chosen = self.step(
+                frame,
+                f"{key}?",
+                Ask(
+                    kind="question",
+                    target=frame.function.name,
+                    key=f"{key}?",
+                    args={},
+                    question=question,
+                    options=labels,
+                ),
+            )
+            index = labels.index(chosen)
+            return self.block(
+                stmt["options"][index]["body"], Scope(scope), replace_path(frame, f"{key}.{index}")
+            )
+        if t == "Try":
+            return self.try_(stmt, scope, frame, key)
+        if t == "AgentDef":
+            scope.agents[stmt["name"]] = {p["key"]: self._plain(p) for p in stmt["properties"]}
+            return None
+        if t == "BlockDef":
+            scope.blocks[stmt["name"]] = stmt
+            return None
+        if t in ("Use", "LegacyIO"):
+            if t == "Use" and stmt.get("alias"):
+                scope.define(stmt["alias"], {"use": stmt["source"]["value"]})
+            return None
+        # a compound value used as a statement (do:, parallel:, repeat, for, loop)
+        return self.value(stmt, scope, frame, key, statement=True)
+
+    def _done(self, value: Mapping[str, Any], name: str, frame: Frame) -> None:
+        if (
+            isinstance(value, Mapping)
+            and value.get("t") == "Invocation"
+            and value.get("kind") != "call"
+        ):
+            frame.emit(Event(kind="done", name=name, depth=frame.depth))
+
+    def try_(self, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+        frame.emit(Event(kind="try", depth=frame.depth))
+        inner = replace_path(frame, f"{key}.try", frame.depth + 1)
+        try:
+            return self.block(stmt["body"], Scope(scope), inner)
+        except ProseError as error:
+            catch = stmt.get("catch")
+            if catch is None:
+                raise
+            frame.emit(Event(kind="catch", name=catch.get("name") or "", depth=frame.depth))
+            handler = Scope(scope)
+            if catch.get("name"):
+                handler.define(catch["name"], error.value)
+            return self.block(
+                catch["body"], handler, replace_path(frame, f"{key}.catch", frame.depth + 1)
+            )
+        finally:
+            if stmt.get("finally_body") is not None:
+                frame.emit(Event(kind="finally", depth=frame.depth))
+                self.block(
+                    stmt["finally_body"],
+                    Scope(scope),
+                    replace_path(frame, f"{key}.finally", frame.depth + 1),
+                )
+
+    # -- places -----------------------------------------------------------------------
+
+    def _place_name(self, place: Mapping[str, Any]) -> str:
+        if place["t"] == "Ref":
+            return ".".join(place["parts"])
+        return self._place_name(place["target"])
+
+    def store(
+        self, place: Mapping[str, Any], value: Any, scope: Scope, frame: Frame, key: str
+    ) -> None:
+        if place["t"] == "Ref":
+            parts = place["parts"]
+            if len(parts) == 1:
+                scope.assign(parts[0], value)
+                return
+            holder = self.ref(parts[:-1], scope)
+            if not isinstance(holder, dict):
+                raise ProseError(f"`{'.'.join(parts[:-1])}` is not an object")
+            holder = dict(holder)
+            holder[parts[-1]] = value
+            self.store({"t": "Ref", "parts": parts[:-1]}, holder, scope, frame, key)
+            return
+        target = self.value(place["target"], scope, frame, key)
+        if place["t"] == "Member" and isinstance(target, dict):
+            self.store(place["target"], {**target, place["name"]: value}, scope, frame, key)
+        elif place["t"] == "Index":
+            index = self.value(place["key"], scope, frame, key)
+            if isinstance(target, list) and isinstance(index, int) and 0 <= index < len(target):
+                self.store(
+                    place["target"],
+                    [*target[:index], value, *target[index + 1 :]],
+                    scope,
+                    frame,
+                    key,
+                )
+            elif isinstance(target, dict):
+                self.store(place["target"], {**target, str(index): value}, scope, frame, key)
+            else:
+                raise ProseError("cannot assign to that item")
+        else:
+            raise ProseError("cannot assign there")
+
+    def ref(self, parts: list[str] | tuple[str, ...], scope: Scope) -> Any:
+        value = scope.get(parts[0])
+        for part in parts[1:]:
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def interpolate(self, text: str, scope: Scope) -> str:
+        def sub(match: re.Match[str]) -> str:
+            parts = match.group(1).split(".")
+            if scope.find(parts[0]) is None:
+                return match.group(0)
+            value = self.ref(parts, scope)
+            return value if isinstance(value, str) else to_json(value)
+
+        return _INTERP.sub(sub, text).replace("\\{", "{").replace("\\}", "}")
+
+    def _plain(self, prop: Mapping[str, Any]) -> Any:
+        if prop.get("children"):
+            return {c["key"]: self._plain(c) for c in prop["children"]}
+        return literal(prop.get("value"))
+
+    # -- values -----------------------------------------------------------------------
+
+    def value(
+        self,
+        node: Any,
+        scope: Scope,
+        frame: Frame,
+        key: str,
+        *,
+        statement: bool = False,
+        bind: str = "",
+    ) -> Any:
+        if node is None:
+            return None
+        t = node["t"]
+        if t == "StringLit":
+            return self.interpolate(node["value"], scope)
+        if t in ("Number", "Constant"):
+            return node["value"]
+        if t == "Ref":
+            return self.ref(node["parts"], scope)
+        if t == "ArrayExpr":
+            return [
+                self.value(item, scope, frame, f"{key}[{i}]")
+                for i, item in enumerate(node["items"])
+            ]
+        if t == "ObjectExpr":
+            return {
+                e["key"]: self.value(e["value"], scope, frame, f"{key}.{e['key']}")
+                for e in node["entries"]
+            }
+        if t == "Member":
+            target = self.value(node["target"], scope, frame, key)
+            return target.get(node["name"]) if isinstance(target, dict) else None
+        if t == "Index":
+            target = self.value(node["target"], scope, frame, key)
+            index = self.value(node["key"], scope, frame, key)
+            if (
+                isinstance(target, list)
+                and isinstance(index, int)
+                and -len(target) <= index < len(target)
+            ):
+                return target[index]
+            return target.get(str(index)) if isinstance(target, dict) else None
+        if t == "Invocation":
+            return self.invocation(node, scope, frame, key, bind)
+        if t == "Apply":
+            return self.apply(node, scope, frame, key)
+        if t == "DoCall":
+            return self.do_call(node, scope, frame, key)
+        if t == "DoBlock":
+            try:
+                return self.block(node["body"], Scope(scope), replace_path(frame, f"{key}.do"))
+            except ReturnSignal as done:
+                return done.value
+        if t == "Parallel":
+            return flow.parallel(self, node, scope, frame, key, statement)
+        if t in ("Repeat", "For", "Loop"):
+            return flow.loop(self, node, scope, frame, key)
+        if t == "Pipeline":
+            return flow.pipeline(self, node, scope, frame, key)
+        if t == "Filter":
+            items = self.value(node["source"], scope, frame, key) or []
+            kept = []
+            for i, item in enumerate(items):
+                inner = Scope(scope)
+                inner.define("item", item)
+                if self.decide(node["condition"], inner, frame, f"{key}@{i}?"):
+                    kept.append(item)
+            return kept
+        raise ProseError(f"line {node.get('line')}: cannot evaluate {t}")
+
+    def arguments(
+        self,
+        node: Mapping[str, Any],
+        scope: Scope,
+        frame: Frame,
+        key: str,
+        params: tuple[str, ...],
+    ) -> dict[str, Any]:
+        args: dict[str, Any] = {}
+        for position, arg in enumerate(node.get("args") or []):
+            name = arg["name"] or (params[position] if position < len(params) else f"arg{position}")
+            args[name] = self.value(arg["value"], scope, frame, key)
+        if node.get("inputs") is not None:
+            extra = self.value(node["inputs"], scope, frame, key)
+            if isinstance(extra, dict):
+                args.update(extra)
+        for prop in node.get("properties") or []:
+            if prop["key"] in ("retry", "backoff", "model"):
+                continue
+            args[prop["key"]] = (
+                self.value(prop["value"], scope, frame, key)
+                if prop["value"] is not None
+                else self._plain(prop)
+            )
+        return args
+
+    def invocation(
+        self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str, bind: str = ""
+    ) -> Any:
+        kind = node["kind"]
+        if kind == "call":
+            target = node["target"]
+            function = self.program.functions.get(target)
+            params = tuple(n for n, _ in function.parameters) if function else ()
+            args = self.arguments(node, scope, frame, key, params)
+            imported = self._import_of(target, scope) if function is None else None
+            if imported is not None:
+                value = self.import_step(frame, key, target, imported, args)
+            elif function is not None and function.script is not None:
+                frame.emit(
+                    Event(kind="block", name=target, detail=args_text(args), depth=frame.depth)
+                )
+                value = self.invoke(
+                    function, args, replace_path(frame, key, frame.depth + 1), f"{key}>{target}"
+                )
+                frame.emit(Event(kind="block-done", name=target, depth=frame.depth))
+            else:
+                returns = tuple(n for n, _ in function.returns) if function else ()
+                ask = Ask(
+                    kind="call",
+                    target=target,
+                    key=key,
+                    args=args,
+                    returns=returns,
+                    contract=function.path if function else None,
+                )
+                value = self.step(frame, key, ask)
+            frame.emit(
+                Event(
+                    kind="call", name=target, detail=args_text(args), result=bind, depth=frame.depth
+                )
+            )
+            return value
+        # session / resume: an agent's render, or the running function's for a bare prompt
+        agent = node.get("target")
+        prompt = ""
+        if node.get("prompt") is not None:
+            prompt = self.interpolate(node["prompt"]["value"], scope)
+        context: dict[str, Any] = {}
+        for prop in node.get("properties") or []:
+            if prop["key"] == "prompt" and prop["value"] is not None:
+                prompt = str(self.value(prop["value"], scope, frame, key))
+            elif prop["key"] == "context":
+                context["context"] = self.value(prop["value"], scope, frame, key)
+            elif prop["value"] is not None:
+                context[prop["key"]] = self.value(prop["value"], scope, frame, key)
+        if agent and agent in scope.agents and not prompt:
+            prompt = str(scope.agents[agent].get("prompt") or "")
+        target = agent or frame.function.name
+        ask = Ask(
+            kind=kind,
+            target=target,
+            key=key,
+            args=context,
+            prompt=prompt,
+            contract=frame.function.path or None,
+        )
+        return self.step(frame, key, ask)
+
+    def _import_of(self, target: str, scope: Scope) -> Mapping[str, str] | None:
+        holder = scope.find(target)
+        bound = holder.vars[target] if holder is not None else None
+        if isinstance(bound, dict) and isinstance(bound.get("use"), str):
+            spec = self.program.imports.get(bound["use"])
+            if spec is None:
+                raise ProseError(f"`use {bound['use']!r}` names no program this run can load")
+            return spec
+        return None
+
+    def import_step(
+        self, frame: Frame, key: str, handle: str, spec: Mapping[str, str], args: dict[str, Any]
+    ) -> Any:
+        """`call alias` of a `use`d program: a nested run under imports/ (one step here)."""
+        entry = self.journal.get(key)
+        if entry is None and self.replay is not None and key in self.replay:
+            self.journal.record(key, "call", self.replay[key])
+            entry = self.journal.get(key)
+        if entry is None:
+            if self.nest is None:
+                raise ProseError(f"`{handle}`: nested programs cannot run here")
+            try:
+                value: Any = {"ok": self.nest(handle, spec, args, key)}
+            except ProseError as error:
+                value = {"failed": {"error": "import-failed", "detail": str(error.value)}}
+            self.journal.record(key, "call", value)
+            with self._lock:
+                self.performed.append(key)
+        else:
+            value = entry["value"]
+        if isinstance(value, dict) and "failed" in value:
+            frame.emit(Event(kind="fail", name=handle, detail="import-failed", depth=frame.depth))
+            raise ProseError(value["failed"])
+        return value.get("ok") if isinstance(value, dict) else value
+
+    def apply(self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+        name = node["function"]
+        function = self.program.functions.get(name)
+        if function is not None:
+            call = {
+                "t": "Invocation",
+                "kind": "call",
+                "target": name,
+                "args": node["args"],
+                "properties": [],
+                "inputs": None,
+            }
+            return self.invocation(call, scope, frame, key)
+        values = [self.value(arg["value"], scope, frame, key) for arg in node["args"]]
+        builtins: dict[str, Callable[..., Any]] = {
+            "len": lambda x: len(x or []),
+            "length": lambda x: len(x or []),
+            "first": lambda x: (x or [None])[0],
+            "last": lambda x: (x or [None])[-1],
+        }
+        if name in builtins and len(values) == 1:
+            return builtins[name](values[0])
+        if name in scope.blocks:
+            return self.do_call({"block": name, "args": node["args"]}, scope, frame, key)
+        raise ProseError(f"line {node.get('line')}: `{name}` is not a function of this program")
+
+    def do_call(self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+        name = node["block"]
+        block = scope.blocks.get(name)
+        if block is None:
+            raise ProseError(f"no block `{name}`")
+        args = [self.value(arg["value"], scope, frame, key) for arg in node.get("args") or []]
+        inner = Scope(scope)
+        for param, value in zip(block["params"], args, strict=False):
+            inner.define(param, value)
+        frame.emit(
+            Event(
+                kind="block",
+                name=name,
+                detail=",".join(to_json(a) for a in args),
+                depth=frame.depth,
+            )
+        )
+        try:
+            self.block(block["body"], inner, replace_path(frame, f"{key}#{name}", frame.depth + 1))
+            value = None
+        except ReturnSignal as done:
+            value = done.value
+        frame.emit(Event(kind="block-done", name=name, depth=frame.depth))
+        return value

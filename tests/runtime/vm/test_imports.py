@@ -1,0 +1,80 @@
+"""Nested imports: a `use`d program called runs under runs/{id}/imports/{handle}--{slug}/
+with the run layout, recursively, and resumes where a kill stopped it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .support import VmProject
+
+LAYOUT = ["compiled-intent.json", "root.prose.md", "sources", "workspace", "world-model"]
+LAYOUT += ["receipts", "vm.log.md", "vm", "imports", "agents"]
+
+
+def _events(path: Path) -> list[str]:
+    lines = path.read_text().splitlines()
+    return lines[:2] + [line for line in lines[2:] if "→ " in line]
+
+
+def test_a_used_program_runs_in_its_own_nested_run_folder(tmp_path: Path) -> None:
+    project = VmProject.create(tmp_path, "vm-imports", "tea-party")
+    outcome = project.run("--guests", "4")
+    run = project.run_dir(outcome["run_id"])
+    brew = run / "imports" / "brew--cup-of-tea"
+    boil = brew / "imports" / "boil--kettle"
+    for folder in (brew, boil):
+        assert all((folder / name).exists() for name in LAYOUT), folder
+    assert (brew / "root.prose.md").read_bytes() == (
+        project.root / "src/cup-of-tea.prose.md"
+    ).read_bytes()
+    assert (brew / "world-model/caller/tea.md").read_text().endswith("\n---\n\nassam\n")
+    assert project.markers(outcome["run_id"]) == [
+        "1→ [input] guests ✓",
+        "2→ brew ✓",
+        "3→ lay-table ✓",
+        "---end",
+    ]
+    rid = outcome["run_id"]
+    assert _events(brew / "vm.log.md") == [
+        f"# run:{rid}/brew--cup-of-tea cup-of-tea",
+        "root: src/cup-of-tea.prose.md",
+        "1→ [input] tea ✓",
+        "2→ boil ✓",
+        "3→ steep ✓",
+    ]
+    assert _events(boil / "vm.log.md") == [
+        f"# run:{rid}/boil--kettle kettle",
+        "root: src/kettle.prose.md",
+        "1→ [input] litres ✓",
+        "2→ kettle ✓",
+    ]
+    intent = json.loads((boil / "compiled-intent.json").read_text())
+    assert (intent["vm"]["entry"], intent["vm"]["target"]) == ("kettle", "src/kettle.prose.md")
+    validated = project.prosec("validate", str(boil / "compiled-intent.json"))
+    assert validated.returncode == 0, validated.stderr
+    assert outcome["result"] == (
+        'lay-table:table({"guests": "4", "pot": "steep:pot({\\"tea\\": \\"assam\\", '
+        '\\"water\\": \\"kettle:water({\\\\\\"litres\\\\\\": 1})\\"})"})'
+    )
+
+
+@pytest.mark.parametrize("after", [2, 3, 4, 5])
+def test_a_kill_inside_a_nested_run_resumes_without_redoing_a_step(
+    tmp_path: Path, after: int
+) -> None:
+    reference = VmProject.create(tmp_path / "ref", "vm-imports", "tea-party")
+    whole = reference.run("--guests", "2")
+    project = VmProject.create(tmp_path / "cut", "vm-imports", "tea-party")
+    crashed = project.prosec(
+        "run", project.entry, "--guests", "2", env={"PROSEC_VM_CRASH_AFTER": str(after)}
+    )
+    assert crashed.returncode == -9
+    run_id = next((project.root / "runs").iterdir()).name
+    resumed = project.prosec("resume", run_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == whole["result"]
+    keys = [line.split(" ")[2] for line in project.steps()]
+    assert len(keys) == len(set(keys)) == len(reference.steps())

@@ -1,0 +1,145 @@
+"""The journal: durable steps, `prosec resume` after a SIGKILL, `--replay` byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prosec.runtime.vm.journal import Journal, JournalError
+
+from .support import VmProject
+
+LOOPS = {"answers": {"the dough has doubled": [False, False, True]}}
+
+
+def _journal(project: VmProject, run_id: str) -> list[dict[str, object]]:
+    path = project.run_dir(run_id) / "vm/journal.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _run_id(project: VmProject) -> str:
+    return sorted(p.name for p in (project.root / "runs").iterdir())[-1]
+
+
+def test_every_completed_step_is_one_chained_line(tmp_path: Path) -> None:
+    project = VmProject.create(tmp_path, "vm-loops", "bread-proofing", LOOPS)
+    outcome = project.run("--loaves", '["rye"]')
+    entries = _journal(project, outcome["run_id"])
+    assert [e["seq"] for e in entries] == list(range(1, len(entries) + 1))
+    assert entries[0]["prev"] is None
+    assert [e["kind"] for e in entries].count("call") == 6
+    assert [e["kind"] for e in entries].count("answer") == 3
+    assert entries[0] == {
+        "key": "input:loaves",
+        "kind": "bind",
+        "prev": None,
+        "seq": 1,
+        "value": '["rye"]',
+    }
+    result = json.loads((project.run_dir(outcome["run_id"]) / "vm/result.json").read_text())
+    assert result == {"result": outcome["result"]}
+
+
+def test_a_tampered_journal_is_refused_on_load(tmp_path: Path) -> None:
+    project = VmProject.create(tmp_path, "vm-bindings", "packing-list")
+    outcome = project.run("--place", "Skye", "--nights", "1")
+    path = project.run_dir(outcome["run_id"]) / "vm/journal.jsonl"
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace("1", "2")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(JournalError, match=r"journal.jsonl:[23]"):
+        Journal.open(path)
+    path.write_text("\n".join([lines[0], lines[2]]) + "\n")
+    with pytest.raises(JournalError, match=r"expected step 2|chain"):
+        Journal.open(path)
+
+
+def test_a_torn_last_line_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    journal = Journal.open(path)
+    journal.record("a", "call", {"ok": 1})
+    with path.open("ab") as handle:
+        handle.write(b'{"key": "b", "kind"')
+    again = Journal.open(path)
+    assert [e["key"] for e in again.entries] == ["a"]
+    again.record("b", "call", {"ok": 2})
+    assert [e["key"] for e in Journal.open(path).entries] == ["a", "b"]
+
+
+@pytest.mark.parametrize("after", [2, 4, 6, 8])
+def test_resume_after_a_sigkill_finishes_without_redoing_a_step(tmp_path: Path, after: int) -> None:
+    reference = VmProject.create(tmp_path / "ref", "vm-loops", "bread-proofing", LOOPS)
+    whole = reference.run("--loaves", '["rye", "spelt"]')
+    project = VmProject.create(tmp_path / "cut", "vm-loops", "bread-proofing", LOOPS)
+    crashed = project.prosec(
+        "run",
+        project.entry,
+        "--loaves",
+        '["rye", "spelt"]',
+        env={"PROSEC_VM_CRASH_AFTER": str(after)},
+    )
+    assert crashed.returncode == -9, crashed.stderr
+    run_id = _run_id(project)
+    done_before = {str(e["key"]) for e in _journal(project, run_id)}
+    assert len(done_before) == after
+    steps_before = len(project.steps())
+    resumed = project.prosec("resume", run_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == whole["result"]
+    redone = [line.split(" ")[2] for line in project.steps()[steps_before:]]
+    assert not set(redone) & done_before
+    assert len(project.steps()) == len(reference.steps())
+    for name in ("result.json", "bindings.json"):
+        assert (project.run_dir(run_id) / "vm" / name).read_bytes() == (
+            reference.run_dir(whole["run_id"]) / "vm" / name
+        ).read_bytes()
+    assert project.markers(run_id) == reference.markers(whole["run_id"])
+    again = project.prosec("resume", run_id)
+    assert again.returncode == 0 and "already finished" in again.stdout
+
+
+@pytest.mark.parametrize(
+    ("program", "entry", "table", "args"),
+    [
+        ("vm-loops", "bread-proofing", LOOPS, ["--loaves", '["rye"]']),
+        ("vm-parallel", "market-stalls", {}, ["--basket", "plums"]),
+        ("vm-errors", "parcel-delivery", {"fail": ["courier-booking"]}, ["--parcel", "a lamp"]),
+        (
+            "vm-branches",
+            "plant-care",
+            {"answers": {"the soil is dry": True, "how the owner likes to hear about it": "short"}},
+            ["--plant", "basil"],
+        ),
+        ("vm-sessions", "book-club", {}, ["--book", "Persuasion", "--questions", "Anne"]),
+        ("vm-blocks", "pottery-firing", {}, ["--pots", '["vase", "cup"]']),
+    ],
+    ids=lambda value: value if isinstance(value, str) and value.startswith("vm-") else "",
+)
+def test_replay_reproduces_a_run_byte_for_byte(
+    tmp_path: Path, program: str, entry: str, table: dict[str, object], args: list[str]
+) -> None:
+    project = VmProject.create(tmp_path, program, entry, table)
+    first = project.run(*args)
+    steps = project.steps()
+    project.table({"fail": ["everything"], "answers": {}})  # a replay asks no render
+    second = project.run(*args, "--replay", first["run_id"])
+    assert project.steps() == steps
+    assert second["result"] == first["result"]
+    one, two = project.run_dir(first["run_id"]), project.run_dir(second["run_id"])
+    for name in ("vm/result.json", "vm/bindings.json", "world-model/caller"):
+        if (one / name).is_dir():
+            for item in (one / name).iterdir():
+                assert item.read_bytes() == (two / name / item.name).read_bytes(), item
+        else:
+            assert (one / name).read_bytes() == (two / name).read_bytes(), name
+    # the same steps; parallel branches are journaled in the order they completed
+    steps = [
+        {(e["key"], e["kind"], json.dumps(e["value"])) for e in _journal(project, run)}
+        for run in (first["run_id"], second["run_id"])
+    ]
+    assert steps[0] == steps[1]
+    assert project.markers(first["run_id"]) == project.markers(second["run_id"])
+    log_one = (one / "vm.log.md").read_text().splitlines()
+    log_two = (two / "vm.log.md").read_text().splitlines()
+    assert log_one[1:-1] == log_two[1:-1]  # but the run id and the end time
