@@ -476,6 +476,7 @@ class Engine:
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
         self._commit(run, node, receipt, files, marker)
         self._tracker.ended(node, status, receipt["content_hash"], diff)
+        self._tracker.agent(job.request.memory)
         run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})

@@ -13,13 +13,21 @@ others the tracker does nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from .agents import AgentMemory
 from .backends.sqlstate import SqlState
-from .protocol import ExecutionStatus, ReceiptStatus
+from .protocol import AgentScope, ExecutionStatus, ReceiptStatus
 
 __all__ = ["Tracker"]
 
+_SCOPES = {
+    "true": AgentScope.EXECUTION,
+    "project": AgentScope.PROJECT,
+    "user": AgentScope.USER,
+    "path": AgentScope.CUSTOM,
+}
 _STATUS = {
     ReceiptStatus.RENDERED: ExecutionStatus.COMPLETED,
     ReceiptStatus.SKIPPED: ExecutionStatus.SKIPPED,
@@ -97,3 +105,36 @@ class Tracker:
             return
         row = self.state.begin_execution(self.run_id, self.index[node], node)
         self.state.end_execution(row, ExecutionStatus.SKIPPED, metadata={"receipt": receipt})
+
+    def agent(self, memory: AgentMemory | None) -> None:
+        """A node with persistent memory rendered: its memory.md as the `agents` row of
+        its scope and the session's segment record as an `agent_segments` row (the
+        files stay the agent's own; the rows are the seed 004 projection of them)."""
+        if self.state is None or memory is None:
+            return
+        scope = _SCOPES.get(memory.scope, AgentScope.CUSTOM)
+        run_id = self.run_id if scope == AgentScope.EXECUTION else None
+        text = _text(memory.memory)
+        self.state.put_agent(
+            memory.name,
+            scope,
+            text or "",
+            run_id=run_id,
+            metadata={"directory": str(memory.directory)},
+        )
+        self.state.add_segment(
+            memory.name,
+            scope,
+            run_id=run_id,
+            prompt=None,
+            summary=_text(memory.segment),
+            metadata={"run_id": self.run_id},
+            number=memory.number,
+        )
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

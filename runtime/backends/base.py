@@ -85,7 +85,12 @@ class Backend(Protocol):
         refuses the receipt."""
         ...
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None: ...
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
+        """Store a version (idempotent); `run_id` is the run committing it (PostgreSQL
+        keeps a frame over 100 KiB as that run's attachment, as seed 004 says)."""
+        ...
 
     def get_version(self, node: str, address: str) -> bytes: ...
 

@@ -135,7 +135,9 @@ class FilesystemBackend:
             raise BackendError(f"{address!r} is not a sha256 content address")
         return self._node_dir(node) / "versions" / f"sha256_{hexdigest}.bin"
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         path = self._version_path(node, address)

@@ -66,7 +66,9 @@ class InContextBackend:
         head = self.ledger(node)[-1]["content_hash"] if chain else None
         chain.append(verified_line(receipt, head))
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         self._versions[address] = bytes(frame)

@@ -25,6 +25,7 @@ import psycopg
 from psycopg import sql
 
 from ..canonical import canonical_json, sha256_token
+from ..fsio import atomic_write_bytes
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .base import (
@@ -36,9 +37,16 @@ from .base import (
     verify_stored,
 )
 from .pg_schema import LATEST, MIGRATIONS, VERSION_TABLE
-from .sqlstate import SqlState
+from .sqlstate import ATTACHMENT_LIMIT, SqlState
 
-__all__ = ["USER_URL_VARIABLE", "PostgresBackend", "find_url", "jsonb_problem", "redact"]
+__all__ = [
+    "USER_URL_VARIABLE",
+    "PostgresBackend",
+    "attachment_frame",
+    "find_url",
+    "jsonb_problem",
+    "redact",
+]
 
 URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
 USER_URL_VARIABLE = "OPENPROSE_POSTGRES_USER_URL"
@@ -91,6 +99,7 @@ class PostgresBackend:
         self.__url = url
         self.variable = variable
         self.schema = schema
+        self._runs = runs
         self._lock_held = False
         try:
             self._db = psycopg.connect(url, autocommit=True)
@@ -280,29 +289,38 @@ class PostgresBackend:
 
     # -- versions --------------------------------------------------------------------------
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
+        attachment = None
+        if len(frame) > ATTACHMENT_LIMIT and self._runs is not None and run_id is not None:
+            # seed 004: a large canonical artifact is a file in the run's attachments/,
+            # written (fsynced) before the row that names it
+            attachment = f"runs/{run_id}/attachments/{address.removeprefix('sha256:')}.opwm"
+            atomic_write_bytes(self._runs.parent / attachment, frame)
         self._run(
             sql.SQL(
-                "INSERT INTO {} (version, node, artifact) VALUES (%s, %s, %s) "
-                "ON CONFLICT (version) DO NOTHING"
+                "INSERT INTO {} (version, node, artifact, attachment_path) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (version) DO NOTHING"
             ).format(self._t("world_model_version")),
             address,
             node,
-            frame,
+            None if attachment else frame,
+            attachment,
         )
 
     def get_version(self, node: str, address: str) -> bytes:
         rows = self._rows(
-            sql.SQL("SELECT artifact FROM {} WHERE version = %s").format(
+            sql.SQL("SELECT artifact, attachment_path FROM {} WHERE version = %s").format(
                 self._t("world_model_version")
             ),
             address,
         )
-        if not rows or rows[0][0] is None:
+        frame = attachment_frame(rows[0], self._runs) if rows else None
+        if frame is None:
             raise BackendError(f"version {address} of {node!r} is missing")
-        frame = bytes(rows[0][0])
         if sha256_token(frame) != address:
             raise BackendError(f"version {address} of {node!r} is corrupt (hash mismatch)")
         return frame
@@ -425,6 +443,23 @@ class _Connection:
                 yield
         except psycopg.Error as exc:
             self._backend._fail(exc)
+
+
+def attachment_frame(row: Sequence[Any], runs: Path | None) -> bytes | None:
+    """A world_model_version row's frame: its `artifact`, else the attachment file its
+    `attachment_path` names under ROOT (None when neither can be read)."""
+    artifact, attachment = row[0], row[1]
+    if artifact is not None:
+        return bytes(artifact)
+    if attachment is None or runs is None:
+        return None
+    path = runs.parent / str(attachment)
+    if not str(attachment).startswith("runs/") or ".." in Path(str(attachment)).parts:
+        return None  # the database names a file outside the runs folder: not ours
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def jsonb_problem(value: Any, path: str = "$") -> str | None:

@@ -275,7 +275,9 @@ class SqliteBackend:
         except sqlite3.Error as exc:
             raise BackendError(f"SQLite state {self.path}: {exc}") from exc
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         self._write(

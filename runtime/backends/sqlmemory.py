@@ -102,20 +102,26 @@ class SqlMemory:
         prompt: str | None,
         summary: str | None,
         metadata: Mapping[str, Any] | None = None,
+        number: int | None = None,
     ) -> int:
-        """Append one invocation to an agent's history; its segment number (1, 2, …)."""
+        """Append one invocation to an agent's history; its segment number (the next,
+        1, 2, …, or `number`, the one its segment file has: recorded again, it replaces)."""
         store, key = self._agents(agent_name, scope)
         with store.db.transaction():
-            rows = store._rows(
-                "SELECT COALESCE(max(segment_number), 0) FROM {p}agent_segments "
-                "WHERE agent_name = %s AND COALESCE(run_id, '__project__') = %s",
-                key,
-                run_id or "__project__",
-            )
-            number = int(rows[0][0]) + 1
+            if number is None:
+                rows = store._rows(
+                    "SELECT COALESCE(max(segment_number), 0) FROM {p}agent_segments "
+                    "WHERE agent_name = %s AND COALESCE(run_id, '__project__') = %s",
+                    key,
+                    run_id or "__project__",
+                )
+                number = int(rows[0][0]) + 1
             store._rows(
                 "INSERT INTO {p}agent_segments (agent_name, run_id, segment_number, prompt, "
-                "summary, metadata) VALUES (%s, %s, %s, %s, %s, %s)",
+                "summary, metadata) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (agent_name, COALESCE(run_id, '__project__'), segment_number) "
+                "DO UPDATE SET prompt = excluded.prompt, summary = excluded.summary, "
+                "metadata = excluded.metadata, timestamp = CURRENT_TIMESTAMP",
                 key,
                 run_id,
                 number,
@@ -223,7 +229,8 @@ class SqlMemory:
         for run_id in pruned:
             if self.runs is not None:
                 folder = self.runs / run_id / "attachments"
-                for item in sorted(folder.glob("*")) if folder.is_dir() else []:
+                # binding values only: a version's frame (.opwm) is canonical truth
+                for item in sorted(folder.glob("*.md")) if folder.is_dir() else []:
                     item.unlink(missing_ok=True)
         return pruned
 

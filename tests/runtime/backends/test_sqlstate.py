@@ -343,3 +343,114 @@ def test_a_vm_run_has_its_run_row_and_input_bindings(store: Store, tmp_path: Pat
     assert row is not None and row["metadata"] == {"kind": "vm", "entry": "tea-timer"}
     inputs = [(b["name"], b["binding"], b["value"]) for b in state.bindings(run_id)]
     assert inputs == [("strength", "input", "strong"), ("tea", "input", "green")]
+
+
+def test_agent_memory_and_segments_are_projected_into_the_agents_tables(
+    store: Store, tmp_path: Path
+) -> None:
+    """lighthouse-watch's agent (persist: project) keeps its files in state/agents/; on
+    a SQL store each session is also its `agents` row and `agent_segments` row."""
+    from ..test_e2e_memory import AGENT_TOML, FAKE_AGENT
+    from ..test_e2e_memory import prosec as run_prosec
+
+    root = tmp_path / "p"
+    shutil.copytree(REPO / "corpus" / "lighthouse-watch", root)
+    shutil.copy(FAKE_AGENT, root / "fake_agent.py")
+    (root / "prose.toml").write_text(
+        '[render.lamp-reports]\nkind = "ingress"\n\n' + AGENT_TOML.format(node="lighthouse-keeper")
+    )
+    env = {**store.env, "PROSEC_CACHE_DIR": str(tmp_path / "cache")}
+    env["OPENPROSE_USER_ROOT"] = str(tmp_path / "u")
+    for command in (("build",), ("activate",)):
+        assert run_prosec(root, *command, env=env).returncode == 0
+    for n in (1, 2):
+        data = json.dumps({"reports": [{"light": f"l{i}", "status": "dark"} for i in range(n)]})
+        args = ("trigger", "lamp-reports", "--data", data, "--backend", store.kind)
+        result = run_prosec(root, *args, env=env)
+        assert result.returncode == 0, result.stderr
+    lookup = (
+        "SELECT memory FROM openprose.agents WHERE name = 'lighthouse-keeper' AND run_id IS NULL"
+    )
+    ((memory,),) = store.query(lookup)
+    assert memory == (root / "state/agents/lighthouse-keeper/memory.md").read_text()
+    assert "sessions: 2" in memory
+    segments = state_of(store).segments("lighthouse-keeper", AgentScope.PROJECT)
+    assert [s["segment_number"] for s in segments] == [1, 2]
+    assert (
+        segments[1]["summary"]
+        == (root / "state/agents/lighthouse-keeper/lighthouse-keeper-002.md").read_text()
+    )
+
+
+@pytest.mark.parametrize("point", ["after-render", "after-pending"])
+def test_a_run_killed_mid_render_resumes_with_the_retry_counted(
+    store: Store, tmp_path: Path, point: str
+) -> None:
+    """SIGKILL after b's render (before its commit) and after its write-ahead record: the
+    resumed run is completed, b has exactly one completed execution, and the cut one is
+    failed (no receipt: the render is redone, `retry_attempt` 2) or completed from the
+    receipt the roll-forward committed (nothing redone, no retry)."""
+    fixture = project(tmp_path)
+    killed = fixture.prosec(
+        "run", ".", "--backend", store.kind, env={**store.env, "PROSEC_CRASH_AT": f"{point}:b"}
+    )
+    assert killed.returncode == -9, killed.stderr
+    (run_id,) = [p.name for p in (fixture.root / "runs").iterdir() if not p.name.startswith(".")]
+    assert store.query(SEED_RUN_STATUS, run_id)[0][1] == "running"
+    # the seed's resume query finds where it stopped
+    position = store.query(
+        "SELECT statement_index, statement_text, status FROM openprose.execution "
+        f"WHERE run_id = '{run_id}' AND status = 'executing' ORDER BY id DESC LIMIT 1;"
+    )
+    assert position and position[0][2] == "executing"
+    resumed = fixture.prosec("resume", run_id, "--backend", store.kind, env=store.env)
+    assert resumed.returncode == 0, resumed.stderr
+    row = state_of(store).run(run_id)
+    assert row is not None and row["status"] == "completed" and row["metadata"]["resumed"] == 1
+    rows = [e for e in state_of(store).executions(run_id) if e["statement_text"] == "b"]
+    done = [e for e in rows if e["status"] == "completed"]
+    assert len(done) == 1
+    if point == "after-render":
+        assert [e["status"] for e in rows] == ["failed", "completed"]
+        assert rows[0]["error_message"] == "run interrupted"
+        assert done[0]["metadata"]["retry_attempt"] == 2
+    else:
+        assert len(rows) == 1 and "retry_attempt" not in done[0]["metadata"]
+    names = sorted(e["statement_text"] or "" for e in state_of(store).executions(run_id))
+    assert [n for n in names if n != "parallel:"].count("d") == 1
+
+
+@pytest.mark.postgres
+def test_a_large_version_is_a_run_attachment_on_postgresql(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Seed 004: a canonical artifact over 100 KiB is a file in the committing run's
+    attachments/ (its row names it, `artifact` is NULL); it is read back, verified, and
+    a changed byte in it is found by `prosec receipts verify`."""
+    fixture = project(tmp_path)
+    fixture.world("a", {"blob": "x" * (ATTACHMENT_LIMIT + 5000)})
+    with database(postgres_url) as url:
+        store = postgres_store(url, tmp_path / "p/runs")
+        first = run_cli(fixture, store, "run", ".")
+        assert first["failed"] == [] and "d" in list(first["rendered"])  # type: ignore[arg-type]
+        rows = store.query(
+            "SELECT node, artifact IS NULL, attachment_path FROM openprose.world_model_version"
+        )
+        # every node publishes a's blob (the render copies its inputs): all are large (b
+        # and c publish the same bytes, one content-addressed version)
+        assert {"a", "d"} <= {r[0] for r in rows} and all(r[1] for r in rows)
+        attachments = fixture.root / "runs" / str(first["run_id"]) / "attachments"
+        assert {(fixture.root / str(r[2])).parent for r in rows} == {attachments}
+        path = fixture.root / str(next(r[2] for r in rows if r[0] == "a"))
+        verify = fixture.prosec("receipts", "verify", ".", "--backend", "postgres", env=store.env)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+        # a subscriber rendering in a later run reads the attachment back (and checks it)
+        fixture.set_intent(intent({"a": {}, "b": {"v": 2}, "c": {}, "d": {}}, EDGES))
+        again = run_cli(fixture, store, "run", ".")
+        assert again["failed"] == [] and again["waves"] == 1, again  # b rendered, unmoved
+        path.write_bytes(path.read_bytes().replace(b"xxxx", b"xxxy", 1))
+        tampered = fixture.prosec(
+            "receipts", "verify", ".", "--backend", "postgres", "--json", env=store.env
+        )
+        assert tampered.returncode == 1, tampered.stdout + tampered.stderr
+        assert url not in tampered.stdout + tampered.stderr
