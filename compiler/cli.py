@@ -24,6 +24,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "status": "prosec.compiler.commands.status:status",
     "inspect": "prosec.compiler.commands.inspect:inspect",
     "receipts": "prosec.compiler.commands.receipts:receipts",
+    "db": "prosec.compiler.commands.db:db",
     "install": "prosec.compiler.commands.install:install_command",
     "preflight": "prosec.compiler.commands.preflight:preflight_command",
     "serve": "prosec.compiler.commands.serve:serve_command",

@@ -47,6 +47,7 @@ from .reconciler import (
 from .renders import Renderer, RenderOutcome, RenderRequest, cost_problem
 from .renders.process import new_attempt, stopped_renders
 from .runs import RunDir, utc_now
+from .tracking import Tracker
 
 __all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary", "queued_wakes"]
 
@@ -127,6 +128,7 @@ class Engine:
         self.renderers = renderers
         self.providers = providers
         self.options = options
+        self._tracker = Tracker(None, "", {})
         self.delegates = delegates or Delegates(renderers={}, unbound={})
         self._memory_problems: dict[str, str] = {}  # node → why its memory cannot be used
         self.heads: dict[str, NodeHead] = backend.heads(intent.order)
@@ -162,6 +164,7 @@ class Engine:
     def reconcile(self, run: RunDir, pending: set[str], wakes: dict[str, Wake]) -> RunSummary:
         """Run waves until nothing is pending; wakes queued in the inbox join between waves."""
         summary = RunSummary(run_id=run.run_id)
+        self._tracker = Tracker(self.backend.run_state, run.run_id, self.intent.index)
         event = run.last_event()
         caller = self.caller_tokens()
         while True:
@@ -262,6 +265,7 @@ class Engine:
         if parallel:
             run.log(f"{event}→ ∥start {','.join(job.node for job in jobs)}")
         letters = iter("abcdefghijklmnopqrstuvwxyz")
+        self._tracker.wave([job.node for job in jobs], event)
         with cf.ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
             try:
                 futures = {}
@@ -274,6 +278,7 @@ class Engine:
                     self.options.checkpoint("after-render", job.node)
                     label = f"{event}{next(letters, '')}" if parallel else f"{event}"
                     self._commit_render(run, job, outcome, label, summary, pending, wakes)
+                self._tracker.wave_done()
             except BaseException:
                 # Ctrl-C, SIGTERM or an error stops the runner: no render may outlive it
                 with stopped_renders():
@@ -484,6 +489,8 @@ class Engine:
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
         self._commit(run, node, receipt, files, marker)
+        self._tracker.ended(node, status, receipt["content_hash"], diff)
+        self._tracker.agent(job.request.memory)
         run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})
@@ -514,6 +521,7 @@ class Engine:
             status=ReceiptStatus.SKIPPED,
         )
         self._commit(run, node, receipt, None, marker)
+        self._tracker.settled(node, receipt["content_hash"])
         self.options.on_event(Event(kind=EventKind.SKIPPED, node=node))
 
     def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> Cost:
