@@ -102,7 +102,7 @@ def commit_and_sign(
     if files is not None:
         frame = encode_frame(files)
         address = content_address(files)
-        backend.put_version(node, address, frame)
+        backend.put_version(node, address, frame, run_id=run.run_id)
         checkpoint("after-version", node)
     record: PendingRecord = {
         "run_id": run.run_id,

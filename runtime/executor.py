@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agents import open_memory, rotate
+from .agents import AgentMemory, MemoryUnavailable, open_memory, rotate
 from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import commit_and_sign, evaluate
@@ -47,6 +47,7 @@ from .reconciler import (
 from .renders import Renderer, RenderOutcome, RenderRequest, cost_problem
 from .renders.process import new_attempt, stopped_renders
 from .runs import RunDir, utc_now
+from .tracking import Tracker
 
 __all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary", "queued_wakes"]
 
@@ -127,7 +128,9 @@ class Engine:
         self.renderers = renderers
         self.providers = providers
         self.options = options
+        self._tracker = Tracker(None, "", {})
         self.delegates = delegates or Delegates(renderers={}, unbound={})
+        self._memory_problems: dict[str, str] = {}  # node → why its memory cannot be used
         self.heads: dict[str, NodeHead] = backend.heads(intent.order)
         self._versions: dict[str, str | None] = {}
 
@@ -161,6 +164,7 @@ class Engine:
     def reconcile(self, run: RunDir, pending: set[str], wakes: dict[str, Wake]) -> RunSummary:
         """Run waves until nothing is pending; wakes queued in the inbox join between waves."""
         summary = RunSummary(run_id=run.run_id)
+        self._tracker = Tracker(self.backend.run_state, run.run_id, self.intent.index)
         event = run.last_event()
         caller = self.caller_tokens()
         while True:
@@ -261,6 +265,7 @@ class Engine:
         if parallel:
             run.log(f"{event}→ ∥start {','.join(job.node for job in jobs)}")
         letters = iter("abcdefghijklmnopqrstuvwxyz")
+        self._tracker.wave([job.node for job in jobs], event)
         with cf.ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
             try:
                 futures = {}
@@ -273,6 +278,7 @@ class Engine:
                     self.options.checkpoint("after-render", job.node)
                     label = f"{event}{next(letters, '')}" if parallel else f"{event}"
                     self._commit_render(run, job, outcome, label, summary, pending, wakes)
+                self._tracker.wave_done()
             except BaseException:
                 # Ctrl-C, SIGTERM or an error stops the runner: no render may outlive it
                 with stopped_renders():
@@ -282,6 +288,9 @@ class Engine:
             run.log(f"{event}→ ∥done")
 
     def _render(self, job: _Job, run: RunDir, label: str) -> RenderOutcome:
+        problem = self._memory_problems.get(job.node)
+        if problem is not None:
+            return RenderOutcome(ok=False, error="memory-unavailable", detail=problem)
         runtime = self.intent.nodes[job.node].runtime or {}
         try:
             outcome = render_delegating(
@@ -307,6 +316,22 @@ class Engine:
         if problem is not None:
             return RenderOutcome(ok=False, error="invalid-cost", detail=problem)
         return outcome
+
+    def _memory(self, run: RunDir, node: str) -> AgentMemory | None:
+        """The node's agent memory for this session; a folder that cannot be used fails
+        the render instead (`memory-unavailable`)."""
+        self._memory_problems.pop(node, None)
+        try:
+            return open_memory(
+                self.intent.nodes[node].runtime,
+                node,
+                root=self.root,
+                run_dir=run.path,
+                ephemeral=self.backend.ephemeral,
+            )
+        except MemoryUnavailable as exc:
+            self._memory_problems[node] = str(exc)
+            return None
 
     def _contracts(self, run: RunDir, names: Iterable[str]) -> dict[str, Path]:
         """The snapshotted source of each delegate that has one (a function's file)."""
@@ -422,13 +447,7 @@ class Engine:
             wake=wake_doc,
             attested=attested,
             attempt=attempt,
-            memory=open_memory(
-                spec.runtime,
-                node,
-                root=self.root,
-                run_dir=run.path,
-                ephemeral=self.backend.ephemeral,
-            ),
+            memory=self._memory(run, node),
             model=(spec.runtime or {}).get("model"),
             default_model=self.options.default_model,
         )
@@ -470,6 +489,8 @@ class Engine:
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
         self._commit(run, node, receipt, files, marker)
+        self._tracker.ended(node, status, receipt["content_hash"], diff)
+        self._tracker.agent(job.request.memory)
         run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})
@@ -500,6 +521,7 @@ class Engine:
             status=ReceiptStatus.SKIPPED,
         )
         self._commit(run, node, receipt, None, marker)
+        self._tracker.settled(node, receipt["content_hash"])
         self.options.on_event(Event(kind=EventKind.SKIPPED, node=node))
 
     def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> Cost:

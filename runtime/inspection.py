@@ -137,7 +137,7 @@ def _last_wake(
 
 def inspect_run(path: Path) -> dict[str, Any]:
     """What a run did: each event in order, its wave, and why each node did what it did."""
-    if (path / "state.md").is_file() and (path / "bindings").is_dir():
+    if (path / "state.md").is_file() and not (path / "compiled-intent.json").is_file():
         return _legacy(path)
     run = RunDir(path)
     receipts: dict[str, list[dict[str, Any]]] = {}
@@ -212,10 +212,27 @@ def inspect_ref(root: Path, ref: str) -> dict[str, Any]:
     first, as every command checks it. References are untrusted: nothing else is read
     (a folder that merely holds a `state.md` is refused)."""
     load_config(root)
-    legacy = _legacy_run(Path(ref))
+    legacy = _legacy_run(Path(ref)) or _legacy_ref(root, ref)
     if legacy is not None:
         return inspect_run(legacy)
     return inspect_run(resolve_run(root, ref))
+
+
+def _legacy_ref(root: Path, ref: str) -> Path | None:
+    """The legacy run ROOT/.prose/runs/{id} a bare id names (when ROOT/runs/ has no such
+    run), or `latest` when the newest run of the project is a legacy one."""
+    from .legacy import legacy_runs
+
+    found = legacy_runs(root)
+    if not found:
+        return None
+    if ref == "latest":
+        current = runs_in_order(root / "runs")
+        newest = found[-1]
+        return newest if not current or current[-1].path.name < newest.name else None
+    if RUN_ID.match(ref) and not (root / "runs" / ref).exists():
+        return next((p for p in found if p.name == ref), None)
+    return None
 
 
 def _legacy_run(path: Path) -> Path | None:
@@ -234,24 +251,21 @@ def _legacy_run(path: Path) -> Path | None:
     return resolved if is_run and (resolved / "state.md").is_file() else None
 
 
-def _legacy(path: Path) -> dict[str, Any]:
-    state = (path / "state.md").read_text(encoding="utf-8", errors="replace")
-    fields = dict(re.findall(r"^(run|program|started|updated): (.+)$", state, re.MULTILINE))
-    bindings = []
-    for binding in sorted((path / "bindings").glob("*.md")):
-        text = binding.read_text(encoding="utf-8", errors="replace")
-        kind = re.search(r"^kind: (\w+)", text, re.MULTILINE)
-        bindings.append({"name": binding.stem, "kind": kind.group(1) if kind else None})
-    agents = (
-        sorted(p.name for p in (path / "agents").iterdir()) if (path / "agents").is_dir() else []
-    )
+def _legacy(path: Path, root: Path | None = None) -> dict[str, Any]:
+    """A legacy run read completely (runtime/legacy.py): the project's `.prose/` agents
+    when the run sits in one, the user's `~/.prose/agents/` always."""
+    from .legacy import read_legacy_run
+
+    project = path.parent.parent if path.parent.name == "runs" else None
+    if project is not None and project.name != ".prose":
+        project = None
+    data = read_legacy_run(path, project=project, home=Path.home() / ".prose")
     return {
         "run_id": path.name,
         "legacy": True,
-        "state": "legacy .prose/ run",
-        **fields,
-        "bindings": bindings,
-        "agents": agents,
+        "state": f"legacy .prose/ run, {data['status']}",
+        "path": str(path),
+        **data,
     }
 
 

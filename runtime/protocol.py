@@ -19,8 +19,15 @@ from typing import Any, NotRequired, TypedDict, TypeGuard
 
 __all__ = [
     "Action",
+    "AgentRow",
+    "AgentScope",
+    "BindingKind",
+    "BindingRow",
     "Cost",
     "EventKind",
+    "ExecutionRow",
+    "ExecutionStatus",
+    "ImportRow",
     "PendingRecord",
     "QueuedWake",
     "Receipt",
@@ -28,6 +35,9 @@ __all__ = [
     "ReceiptStatus",
     "ReceiptWake",
     "RenderWake",
+    "RunRow",
+    "RunStatus",
+    "SegmentRow",
     "SemanticDiff",
     "Signature",
     "SlotKind",
@@ -169,6 +179,109 @@ class PendingRecord(TypedDict):
     receipt: Receipt
     version: str | None  # the ContentAddress to publish (rendered only)
     marker: str  # the vm.log.md line
+
+
+# ---------------------------------------------------------------------------------------
+# Run state rows (seed 004's run, execution, bindings, agents, agent_segments, imports;
+# the SQL backends' runtime/backends/sqlstate.py reads and writes them)
+# ---------------------------------------------------------------------------------------
+
+
+class RunStatus(StrEnum):
+    """A run's lifecycle (seed 004's run.status): running until it ends; a run a crash
+    or stop cut is interrupted until `prosec resume` makes it running again."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class ExecutionStatus(StrEnum):
+    PENDING = "pending"
+    EXECUTING = "executing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class BindingKind(StrEnum):
+    INPUT = "input"
+    OUTPUT = "output"
+    LET = "let"
+    CONST = "const"
+
+
+class AgentScope(StrEnum):
+    """Where an agent's memory lives: one run (execution), every run of the project,
+    every project of the user, or a custom path."""
+
+    EXECUTION = "execution"
+    PROJECT = "project"
+    USER = "user"
+    CUSTOM = "custom"
+
+
+class RunRow(TypedDict):
+    id: str
+    root_path: str | None
+    root_source: str | None
+    status: str
+    state_mode: str
+    started_at: str
+    updated_at: str
+    metadata: dict[str, Any]
+
+
+class ExecutionRow(TypedDict):
+    id: int
+    run_id: str
+    statement_index: int
+    statement_text: str | None
+    status: str
+    started_at: str | None
+    completed_at: str | None
+    error_message: str | None
+    parent_id: int | None
+    metadata: dict[str, Any]
+
+
+class BindingRow(TypedDict):
+    name: str
+    run_id: str
+    execution_id: int | None
+    binding: str
+    value: str | None
+    source_statement: str | None
+    attachment_path: str | None
+    metadata: dict[str, Any]
+
+
+class AgentRow(TypedDict):
+    name: str
+    run_id: str | None
+    scope: str
+    memory: str | None
+    metadata: dict[str, Any]
+
+
+class SegmentRow(TypedDict):
+    agent_name: str
+    run_id: str | None
+    segment_number: int
+    prompt: str | None
+    summary: str | None
+    metadata: dict[str, Any]
+
+
+class ImportRow(TypedDict):
+    alias: str
+    run_id: str
+    source_ref: str
+    content_hash: str | None
+    requires_schema: Any
+    ensures_schema: Any
+    metadata: dict[str, Any]
 
 
 # ---------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ __all__ = [
     "enqueue_trigger",
     "gateways_without_data",
     "interrupted_runs",
+    "prune_run_data",
     "reconcile",
     "resume",
     "serve",
@@ -265,6 +266,7 @@ def resume(project: Project, run: RunDir, options: EngineOptions) -> RunSummary:
         inputs = info.get("inputs")
         given = {str(k): str(v) for k, v in inputs.items()} if isinstance(inputs, dict) else {}
         project.bind_caller(run, given, run.last_event(), log=False)
+        project.track_start(run, resumed=True)
         pending, wakes = project.resume_plan(run)
         summary = project.engine(options).reconcile(run, pending, wakes)
         project.finish(run, summary)
@@ -278,3 +280,18 @@ def _ended(project: Project, run: RunDir, summary: RunSummary, on_run: OnRun) ->
     if project.backend.ephemeral:
         # in-context runs keep nothing: drop their temporary run folder once reported
         shutil.rmtree(run.path.parent, ignore_errors=True)
+
+
+def prune_run_data(project: Project, keep: int) -> list[str] | None:
+    """Under the runner lock, delete the seed 004 run data (executions, bindings,
+    imports, execution-scoped agents and segments, attachments) of every ended run but
+    the `keep` newest; the runs pruned, or None for a backend without run tables."""
+    state = project.backend.run_state
+    if state is None:
+        return None
+    if not project.backend.try_lock():
+        raise SessionError(LOCK_HELD)
+    try:
+        return state.prune(keep)
+    finally:
+        project.backend.unlock()

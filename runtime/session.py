@@ -28,6 +28,7 @@ from .inbox import recover_claim
 from .intent import Intent, load_intent, remember_checked
 from .keys import caller_key, clock_key, external_key
 from .protocol import (
+    RunStatus,
     WakeSource,
     is_pending_record,
     is_queued_wake,
@@ -182,6 +183,10 @@ class Project:
                 run.log(record["marker"])
             self.backend.clear_pending(node)
             recovered.append(node)
+        if self.backend.run_state is not None:
+            # under the lock nothing else runs: a run still `running` was cut (closed
+            # after the roll-forward, so a commit it had made counts as done)
+            self.backend.run_state.interrupt_running()
         return recovered
 
     # -- runs -------------------------------------------------------------------------------
@@ -252,7 +257,7 @@ class Project:
         if self.backend.ephemeral:
             # nothing durable: the run's files live in a temporary folder
             runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
-        return RunDir.create(
+        run = RunDir.create(
             self.root,
             run_id or new_run_id(),
             runs_dir=runs_dir,
@@ -263,6 +268,30 @@ class Project:
             upstream=upstream,
             info=info,
             compiled=snapshot.texts if snapshot is not None else None,
+        )
+        self.track_start(run)
+        return run
+
+    def track_start(self, run: RunDir, *, resumed: bool = False) -> None:
+        """Register the run in the backend's run table (running; root path, source and
+        metadata filled) where it has one."""
+        state = self.backend.run_state
+        if state is None:
+            return
+        root_source = _root_source(self.intent.source_paths())
+        copy = run.path / "root.prose.md"
+        info = run.info()
+        state.start_run(
+            run.run_id,
+            root_path=str(self.root / root_source) if root_source else None,
+            root_source=copy.read_text(encoding="utf-8", errors="replace")
+            if copy.is_file()
+            else None,
+            metadata={
+                "kind": str(info.get("kind", "")),
+                "wakes": sorted({str(w.get("node")) for w in info.get("wakes", [])}),
+            },
+            resumed=resumed,
         )
 
     def bind_caller(
@@ -388,6 +417,9 @@ class Project:
         return pending, wakes
 
     def finish(self, run: RunDir, summary: RunSummary) -> None:
+        if self.backend.run_state is not None:
+            status = RunStatus.FAILED if summary.failed else RunStatus.COMPLETED
+            self.backend.run_state.end_run(run.run_id, status)
         if summary.failed:
             names = ", ".join(node for node, _, _ in summary.failed)
             run.log(f"---error {utc_now()} {len(summary.failed)} failed: {names}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -33,8 +34,7 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
         return
     click.echo(f"run {data['run_id']}: {data['state']}")
     if data.get("legacy"):
-        for binding in data["bindings"]:
-            click.echo(f"  binding {binding['name']} ({binding['kind']})")
+        _legacy(data)
         return
     for line in data["header"]:
         click.echo(f"  {line}")
@@ -53,3 +53,59 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
             f"  {event['event']:>4} {event['node']}: {event.get('status', event['marker'])}"
             + (f" — {why}" if why else "")
         )
+
+
+_MARKS = {
+    "written": "-->",
+    "complete": "✓",
+    "executing": "<-- EXECUTING",
+    "retrying": "<-- RETRYING",
+    "not yet entered": "[not yet entered]",
+    "next": "[next]",
+}
+
+
+def _legacy(data: dict[str, Any], indent: str = "") -> None:
+    """A legacy `.prose/` run (seed 000), every part of it, imports nested."""
+    for key in ("program", "started", "updated"):
+        if data.get(key):
+            click.echo(f"{indent}  {key}: {data[key]}")
+    if data.get("trace"):
+        click.echo(f"{indent}execution trace:")
+    for entry in data.get("trace", []):
+        mark = _MARKS.get(str(entry.get("status")), "")
+        if entry.get("status") == "retrying":
+            mark += f" (attempt {entry.get('attempt')}/{entry.get('of')})"
+        if entry.get("wrote"):
+            mark = f"{mark} {entry['wrote']}".strip()
+        click.echo(
+            f"{indent}  {entry['line']:>3} {entry['code']}" + (f"  # {mark}" if mark else "")
+        )
+    for construct in data.get("constructs", []):
+        first, last = construct["lines"]
+        items = ", ".join(f"{k}: {v}" for k, v in construct["items"].items())
+        click.echo(f"{indent}active {construct['kind']} (lines {first}-{last}): {items}")
+    for frame in data.get("call_stack", []):
+        click.echo(
+            f"{indent}call stack: execution {frame['execution_id']} {frame['block']} "
+            f"depth {frame['depth']} {frame['status']}"
+        )
+    for binding in data.get("bindings", []):
+        scope = (
+            "root" if binding["execution_id"] is None else f"execution {binding['execution_id']}"
+        )
+        click.echo(
+            f"{indent}binding {binding['name']} ({binding['kind']}, {scope}): {binding['path']}"
+        )
+    for agent in data.get("agents", []):
+        count = len(agent["segments"])
+        click.echo(
+            f"{indent}agent {agent['name']} ({agent['scope']}): "
+            f"{'memory, ' if agent['memory'] is not None else ''}"
+            f"{count} segment{'' if count == 1 else 's'}"
+        )
+    for item in data.get("imports", []):
+        click.echo(f"{indent}import {item['handle']}--{item['slug']} ({item['path']}):")
+        _legacy(item, indent + "  ")
+    for problem in data.get("problems", []):
+        click.echo(f"{indent}problem: {problem}")

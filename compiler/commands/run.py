@@ -61,7 +61,7 @@ def _open(root: Path, backend: str | None, renders: tuple[str, ...]) -> Project:
             node, table = parse_cli_binding(text)
             cli_bindings[node] = table
         project.bind_renders(cli_bindings)
-    model = click.get_current_context().meta.get(_MODEL_FLAG)
+    model = click.get_current_context().meta.get(MODEL_FLAG)
     if model is not None:
         project.config = project.config.overridden(default_model=model)
     return project
@@ -162,7 +162,7 @@ def _serve(
     return max(codes)
 
 
-_MODEL_FLAG = "prosec.run.model"
+MODEL_FLAG = "prosec.run.model"
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 
 
@@ -173,7 +173,7 @@ def _remember_model(ctx: click.Context, param: click.Parameter, value: str | Non
             raise click.BadParameter(
                 f"{value!r:.40} is not a model name (letters, digits and `._:/@+-`)"
             )
-        ctx.meta[_MODEL_FLAG] = value
+        ctx.meta[MODEL_FLAG] = value
 
 
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -428,7 +428,7 @@ def resume(
 
     A program file run (`prosec run FILE`) continues from its journal: every step it
     completed is taken from there, none is done again."""
-    require_dir(root)
+    require_dir(root)  # before the run is looked up: a ROOT that is a loop or a file is exit 2
     vm_run = False
     try:  # a program file run resumes from its journal; anything else as below
         candidate = RunDir(resolve_run(root, run_ref))

@@ -10,12 +10,15 @@ The run directory (workspace, staging, run ledgers, vm.log.md) always lives on d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .. import userjson
 from ..protocol import PendingRecord, Receipt, ReceiptStatus
 from ..receipts import content_hash, parse_lines, receipt_line, verify_node_chain
 from ..reconciler import NodeHead
+
+if TYPE_CHECKING:
+    from .sqlstate import SqlState
 
 __all__ = [
     "Backend",
@@ -51,6 +54,9 @@ class Backend(Protocol):
     # True when nothing survives the process (in-context): no durable run folder, no
     # cache markers; False for the durable stores
     ephemeral: bool
+    # the seed 004 run-state tables (run lifecycle, executions, bindings, agents,
+    # segments, imports) on the SQL stores; None where the run folder holds them
+    run_state: SqlState | None
 
     def describe(self) -> str:
         """A human description with no secrets (never a connection string)."""
@@ -79,7 +85,12 @@ class Backend(Protocol):
         refuses the receipt."""
         ...
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None: ...
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
+        """Store a version (idempotent); `run_id` is the run committing it (PostgreSQL
+        keeps a frame over 100 KiB as that run's attachment, as seed 004 says)."""
+        ...
 
     def get_version(self, node: str, address: str) -> bytes: ...
 

@@ -19,7 +19,7 @@ import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..canonical import canonical_json, sha256_token
 from ..fsio import (
@@ -41,6 +41,9 @@ from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
 from .base import BackendError, heads_from_ledger, stored_json, verified_line
 from .locks import FileLock
 
+if TYPE_CHECKING:
+    from .sqlstate import SqlState
+
 __all__ = ["FilesystemAudit", "FilesystemBackend"]
 
 
@@ -49,6 +52,7 @@ class FilesystemBackend:
 
     name = "filesystem"
     ephemeral = False
+    run_state: SqlState | None = None
 
     def __init__(self, state: Path) -> None:
         self.state = state
@@ -131,7 +135,9 @@ class FilesystemBackend:
             raise BackendError(f"{address!r} is not a sha256 content address")
         return self._node_dir(node) / "versions" / f"sha256_{hexdigest}.bin"
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         path = self._version_path(node, address)

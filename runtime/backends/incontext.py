@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..canonical import sha256_token
 from ..protocol import EventKind, PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .base import BackendError, heads_from_ledger, verified_line, verify_stored
+
+if TYPE_CHECKING:
+    from .sqlstate import SqlState
 
 __all__ = ["InContextBackend", "Narrator"]
 
@@ -24,6 +27,7 @@ class InContextBackend:
 
     name = "in-context"
     ephemeral = True
+    run_state: SqlState | None = None
 
     def __init__(self) -> None:
         self._ledgers: dict[str, list[bytes]] = {}
@@ -62,7 +66,9 @@ class InContextBackend:
         head = self.ledger(node)[-1]["content_hash"] if chain else None
         chain.append(verified_line(receipt, head))
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         self._versions[address] = bytes(frame)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,6 +25,7 @@ import psycopg
 from psycopg import sql
 
 from ..canonical import canonical_json, sha256_token
+from ..fsio import atomic_write_bytes
 from ..protocol import PendingRecord, Receipt
 from ..reconciler import NodeHead
 from .base import (
@@ -35,10 +37,19 @@ from .base import (
     verify_stored,
 )
 from .pg_schema import LATEST, MIGRATIONS, VERSION_TABLE
+from .sqlstate import ATTACHMENT_LIMIT, SqlState
 
-__all__ = ["PostgresBackend", "find_url", "jsonb_problem", "redact"]
+__all__ = [
+    "USER_URL_VARIABLE",
+    "PostgresBackend",
+    "attachment_frame",
+    "find_url",
+    "jsonb_problem",
+    "redact",
+]
 
 URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
+USER_URL_VARIABLE = "OPENPROSE_POSTGRES_USER_URL"
 
 
 def find_url(root: Path, env: Mapping[str, str]) -> tuple[str, str] | None:
@@ -75,19 +86,35 @@ class PostgresBackend:
     ephemeral = False
 
     def __init__(
-        self, url: str, *, variable: str = "OPENPROSE_POSTGRES_URL", schema: str = "openprose"
+        self,
+        url: str,
+        *,
+        variable: str = "OPENPROSE_POSTGRES_URL",
+        schema: str = "openprose",
+        runs: Path | None = None,
+        user_url: str | None = None,
     ) -> None:
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", schema):
             raise BackendError(f"schema name {schema!r} must be a lowercase identifier")
         self.__url = url
         self.variable = variable
         self.schema = schema
+        self._runs = runs
         self._lock_held = False
         try:
             self._db = psycopg.connect(url, autocommit=True)
             self.schema_version = self._migrate()
         except psycopg.Error as exc:
             self._fail(exc)
+        # user-scoped agents live in their own database when one is configured
+        self._user = (
+            PostgresBackend(user_url, variable=USER_URL_VARIABLE, schema=schema, runs=runs)
+            if user_url
+            else None
+        )
+        self.run_state: SqlState | None = SqlState(
+            _Connection(self), runs, user=self._user.run_state if self._user else None
+        )
 
     def _migrate(self) -> int:
         """Bring the schema to pg_schema.LATEST (one transaction, advisory-locked) and
@@ -140,7 +167,13 @@ class PostgresBackend:
                 "environment) or DATABASE_URL; its value is never printed"
             )
         variable, url = found
-        return cls(url, variable=variable, schema=env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose"))
+        return cls(
+            url,
+            variable=variable,
+            schema=env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose"),
+            runs=root / "runs",
+            user_url=env.get(USER_URL_VARIABLE) or None,
+        )
 
     def __repr__(self) -> str:
         return f"PostgresBackend(${self.variable}, schema={self.schema!r})"
@@ -256,29 +289,38 @@ class PostgresBackend:
 
     # -- versions --------------------------------------------------------------------------
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
+        attachment = None
+        if len(frame) > ATTACHMENT_LIMIT and self._runs is not None and run_id is not None:
+            # seed 004: a large canonical artifact is a file in the run's attachments/,
+            # written (fsynced) before the row that names it
+            attachment = f"runs/{run_id}/attachments/{address.removeprefix('sha256:')}.opwm"
+            atomic_write_bytes(self._runs.parent / attachment, frame)
         self._run(
             sql.SQL(
-                "INSERT INTO {} (version, node, artifact) VALUES (%s, %s, %s) "
-                "ON CONFLICT (version) DO NOTHING"
+                "INSERT INTO {} (version, node, artifact, attachment_path) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (version) DO NOTHING"
             ).format(self._t("world_model_version")),
             address,
             node,
-            frame,
+            None if attachment else frame,
+            attachment,
         )
 
     def get_version(self, node: str, address: str) -> bytes:
         rows = self._rows(
-            sql.SQL("SELECT artifact FROM {} WHERE version = %s").format(
+            sql.SQL("SELECT artifact, attachment_path FROM {} WHERE version = %s").format(
                 self._t("world_model_version")
             ),
             address,
         )
-        if not rows or rows[0][0] is None:
+        frame = attachment_frame(rows[0], self._runs) if rows else None
+        if frame is None:
             raise BackendError(f"version {address} of {node!r} is missing")
-        frame = bytes(rows[0][0])
         if sha256_token(frame) != address:
             raise BackendError(f"version {address} of {node!r} is corrupt (hash mismatch)")
         return frame
@@ -374,6 +416,50 @@ class PostgresBackend:
             self._db.close()
         except psycopg.Error as exc:
             self._fail(exc)
+        if self._user is not None:
+            self._user.close()
+
+
+class _Connection:
+    """The backend's connection as sqlstate.py's SqlConnection: errors redacted."""
+
+    dialect = "postgres"
+
+    def __init__(self, backend: PostgresBackend) -> None:
+        self._backend = backend
+        self.prefix = f"{backend.schema}."
+
+    def rows(self, query: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            cursor = self._backend._db.execute(query.encode(), tuple(args))
+            return cursor.fetchall() if cursor.description is not None else []
+        except psycopg.Error as exc:
+            self._backend._fail(exc)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        try:
+            with self._backend._db.transaction():
+                yield
+        except psycopg.Error as exc:
+            self._backend._fail(exc)
+
+
+def attachment_frame(row: Sequence[Any], runs: Path | None) -> bytes | None:
+    """A world_model_version row's frame: its `artifact`, else the attachment file its
+    `attachment_path` names under ROOT (None when neither can be read)."""
+    artifact, attachment = row[0], row[1]
+    if artifact is not None:
+        return bytes(artifact)
+    if attachment is None or runs is None:
+        return None
+    path = runs.parent / str(attachment)
+    if not str(attachment).startswith("runs/") or ".." in Path(str(attachment)).parts:
+        return None  # the database names a file outside the runs folder: not ours
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def jsonb_problem(value: Any, path: str = "$") -> str | None:

@@ -16,7 +16,7 @@ from psycopg import sql
 
 from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
 from .base import BackendError
-from .postgres import find_url, redact
+from .postgres import attachment_frame, find_url, redact
 
 __all__ = ["PostgresAudit"]
 
@@ -26,7 +26,12 @@ class PostgresAudit:
     verify`); creates nothing, and like the backend never prints the URL."""
 
     def __init__(
-        self, url: str, *, variable: str = "OPENPROSE_POSTGRES_URL", schema: str = "openprose"
+        self,
+        url: str,
+        *,
+        variable: str = "OPENPROSE_POSTGRES_URL",
+        schema: str = "openprose",
+        runs: Path | None = None,
     ) -> None:
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", schema):
             raise BackendError(f"schema name {schema!r} must be a lowercase identifier")
@@ -34,6 +39,7 @@ class PostgresAudit:
         self.variable = variable
         self.schema = schema
         self.where = f"postgres:{schema}"
+        self._runs = runs
         try:
             self._db = psycopg.connect(url, autocommit=True)
             self._db.execute("SET default_transaction_read_only = on")
@@ -53,7 +59,12 @@ class PostgresAudit:
                 "the environment) or DATABASE_URL; its value is never printed"
             )
         variable, url = found
-        return cls(url, variable=variable, schema=env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose"))
+        return cls(
+            url,
+            variable=variable,
+            schema=env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose"),
+            runs=root / "runs",
+        )
 
     def __repr__(self) -> str:
         return f"PostgresAudit(${self.variable}, schema={self.schema!r})"
@@ -101,15 +112,15 @@ class PostgresAudit:
             )
 
     def versions(self) -> Iterator[StoredVersion]:
-        for node, version, artifact in self._rows(
-            sql.SQL("SELECT node, version, artifact FROM {} ORDER BY node, version").format(
-                self._t("world_model_version")
-            )
+        for node, version, artifact, attachment in self._rows(
+            sql.SQL(
+                "SELECT node, version, artifact, attachment_path FROM {} ORDER BY node, version"
+            ).format(self._t("world_model_version"))
         ):
             yield StoredVersion(
                 node=str(node),
                 address=str(version),
-                frame=None if artifact is None else bytes(artifact),
+                frame=attachment_frame((artifact, attachment), self._runs),
                 file=f"{self.where}.world_model_version",
                 position=f"version {version}",
             )
@@ -119,12 +130,12 @@ class PostgresAudit:
 
     def frame(self, node: str, address: str) -> bytes | None:
         rows = self._rows(
-            sql.SQL("SELECT artifact FROM {} WHERE version = %s").format(
+            sql.SQL("SELECT artifact, attachment_path FROM {} WHERE version = %s").format(
                 self._t("world_model_version")
             ),
             address,
         )
-        return bytes(rows[0][0]) if rows and rows[0][0] is not None else None
+        return attachment_frame(rows[0], self._runs) if rows else None
 
     def published(self) -> Iterator[StoredPublished]:
         for node, version in self._rows(

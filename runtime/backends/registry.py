@@ -34,7 +34,7 @@ def _filesystem(root: Path, env: Mapping[str, str]) -> Backend:
 def _sqlite(root: Path, env: Mapping[str, str]) -> Backend:
     from .sqlite import SqliteBackend
 
-    return SqliteBackend(_state(root) / "prosec.db")
+    return SqliteBackend(_state(root) / "prosec.db", runs=root / "runs")
 
 
 def _postgres(root: Path, env: Mapping[str, str]) -> Backend:

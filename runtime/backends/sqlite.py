@@ -7,8 +7,10 @@ a committed transaction survives a crash. The runner lock is a flock beside the 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,11 @@ from ..reconciler import NodeHead
 from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
 from .base import BackendError, heads_from_ledger, stored_json, verified_line, verify_stored
 from .locks import FileLock
+from .sqlstate import SqlState
 
 __all__ = ["SqliteAudit", "SqliteBackend"]
 
-SCHEMA = """
+_V1 = """
 CREATE TABLE IF NOT EXISTS receipt (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT,
@@ -42,6 +45,119 @@ CREATE TABLE IF NOT EXISTS x_pending (node TEXT PRIMARY KEY, record TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS x_inbox (id INTEGER PRIMARY KEY AUTOINCREMENT, wake TEXT NOT NULL);
 """
 
+# seed 004's other tables, in one file's types: TIMESTAMPTZ is ISO text defaulting to
+# CURRENT_TIMESTAMP, JSONB is JSON text, SERIAL an AUTOINCREMENT rowid; the same keys,
+# checks, foreign keys and indexes (but the GIN index, which SQLite has not)
+_V2 = """
+CREATE TABLE IF NOT EXISTS run (
+    id TEXT PRIMARY KEY,
+    root_path TEXT,
+    root_source TEXT,
+    started_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    updated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    status TEXT NOT NULL DEFAULT 'running'
+        CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+    state_mode TEXT NOT NULL DEFAULT 'sqlite',
+    metadata TEXT DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS execution (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    statement_index INTEGER NOT NULL,
+    statement_text TEXT,
+    status TEXT NOT NULL DEFAULT 'pending'
+        CHECK (status IN ('pending', 'executing', 'completed', 'failed', 'skipped')),
+    started_at TEXT,
+    completed_at TEXT,
+    error_message TEXT,
+    parent_id INTEGER REFERENCES execution(id) ON DELETE CASCADE,
+    metadata TEXT DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS bindings (
+    name TEXT NOT NULL,
+    run_id TEXT NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    execution_id INTEGER,
+    binding TEXT NOT NULL CHECK (binding IN ('input', 'output', 'let', 'const')),
+    value TEXT,
+    source_statement TEXT,
+    created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    updated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    attachment_path TEXT,
+    metadata TEXT DEFAULT '{}'
+);
+CREATE UNIQUE INDEX IF NOT EXISTS bindings_scope_key
+    ON bindings (name, run_id, COALESCE(execution_id, -1));
+CREATE TABLE IF NOT EXISTS agents (
+    name TEXT NOT NULL,
+    run_id TEXT,
+    scope TEXT NOT NULL CHECK (scope IN ('execution', 'project', 'user', 'custom')),
+    memory TEXT,
+    created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    updated_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    metadata TEXT DEFAULT '{}'
+);
+CREATE UNIQUE INDEX IF NOT EXISTS agents_scope_key
+    ON agents (name, COALESCE(run_id, '__project__'));
+CREATE TABLE IF NOT EXISTS agent_segments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_name TEXT NOT NULL,
+    run_id TEXT,
+    segment_number INTEGER NOT NULL,
+    timestamp TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    prompt TEXT,
+    summary TEXT,
+    metadata TEXT DEFAULT '{}'
+);
+CREATE UNIQUE INDEX IF NOT EXISTS agent_segments_scope_key
+    ON agent_segments (agent_name, COALESCE(run_id, '__project__'), segment_number);
+CREATE TABLE IF NOT EXISTS imports (
+    alias TEXT NOT NULL,
+    run_id TEXT NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    source_ref TEXT NOT NULL,
+    resolved_at TEXT,
+    requires_schema TEXT,
+    ensures_schema TEXT,
+    content_hash TEXT,
+    metadata TEXT DEFAULT '{}',
+    PRIMARY KEY (alias, run_id)
+);
+CREATE INDEX IF NOT EXISTS idx_execution_run_id ON execution(run_id);
+CREATE INDEX IF NOT EXISTS idx_execution_status ON execution(status);
+CREATE INDEX IF NOT EXISTS idx_execution_parent_id ON execution(parent_id)
+    WHERE parent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_bindings_run_id ON bindings(run_id);
+CREATE INDEX IF NOT EXISTS idx_bindings_execution_id ON bindings(execution_id)
+    WHERE execution_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_agents_run_id ON agents(run_id) WHERE run_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_agents_project_scoped ON agents(name) WHERE run_id IS NULL;
+CREATE INDEX IF NOT EXISTS idx_agent_segments_lookup ON agent_segments(agent_name, run_id);
+ALTER TABLE receipt ADD COLUMN contract_fingerprint TEXT;
+ALTER TABLE receipt ADD COLUMN wake TEXT;
+ALTER TABLE receipt ADD COLUMN input_fingerprints TEXT;
+ALTER TABLE receipt ADD COLUMN fingerprints TEXT;
+ALTER TABLE receipt ADD COLUMN semantic_diff TEXT DEFAULT '{}';
+ALTER TABLE receipt ADD COLUMN cost TEXT DEFAULT '{}';
+ALTER TABLE receipt ADD COLUMN sig TEXT;
+ALTER TABLE receipt ADD COLUMN created_at TEXT;
+UPDATE receipt SET
+    contract_fingerprint = json_extract(CAST(line AS TEXT), '$.contract_fingerprint'),
+    wake = json_extract(CAST(line AS TEXT), '$.wake'),
+    input_fingerprints = json_extract(CAST(line AS TEXT), '$.input_fingerprints'),
+    fingerprints = json_extract(CAST(line AS TEXT), '$.fingerprints'),
+    semantic_diff = json_extract(CAST(line AS TEXT), '$.semantic_diff'),
+    cost = json_extract(CAST(line AS TEXT), '$.cost'),
+    sig = json_extract(CAST(line AS TEXT), '$.sig')
+    WHERE json_valid(CAST(line AS TEXT));
+INSERT OR IGNORE INTO run (id, status)
+    SELECT DISTINCT run_id, 'completed' FROM receipt WHERE run_id IS NOT NULL;
+ALTER TABLE world_model_version ADD COLUMN attachment_path TEXT;
+ALTER TABLE world_model_version ADD COLUMN created_at TEXT;
+ALTER TABLE world_model_published ADD COLUMN updated_at TEXT
+"""
+# PRAGMA user_version: 1 is the layout every earlier prosec wrote (its user_version 0)
+MIGRATIONS = ((1, _V1), (2, _V2))
+LATEST = MIGRATIONS[-1][0]
+
 
 class SqliteBackend:
     """Durable state in a single SQLite file."""
@@ -49,17 +165,46 @@ class SqliteBackend:
     name = "sqlite"
     ephemeral = False
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, runs: Path | None = None) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(SCHEMA)
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self.schema_version = self._migrate()
         except sqlite3.Error as exc:
             raise BackendError(f"cannot open SQLite state {path}: {exc}") from exc
         self._lock = FileLock(path.with_name(path.name + ".lock"))
+        self.run_state: SqlState | None = SqlState(_Connection(self._db, path), runs)
+
+    def _migrate(self) -> int:
+        """Bring the file to LATEST in one IMMEDIATE transaction (a second opener waits
+        for it, then sees the new version); a file a newer prosec wrote is refused."""
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version == LATEST:
+            return version
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            if version > LATEST:
+                raise BackendError(
+                    f"SQLite state {self.path} is at version {version}, newer than this "
+                    f"prosec knows ({LATEST}); upgrade prosec"
+                )
+            for step, ddl in MIGRATIONS:
+                if step > version:
+                    for statement in ddl.split(";"):
+                        if statement.strip():
+                            self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version = {step}")
+                    version = step
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return version
 
     def describe(self) -> str:
         return f"sqlite ({self.path})"
@@ -105,9 +250,12 @@ class SqliteBackend:
                     (node,),
                 ).fetchone()
                 line = verified_line(receipt, row[0] if row else None)
+                self._db.execute("INSERT OR IGNORE INTO run (id) VALUES (?)", (run_id,))
                 self._db.execute(
-                    "INSERT INTO receipt (run_id, node, content_hash, prev, status, line) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO receipt (run_id, node, content_hash, prev, status, line, "
+                    "contract_fingerprint, wake, input_fingerprints, fingerprints, "
+                    "semantic_diff, cost, sig, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CURRENT_TIMESTAMP)",
                     (
                         run_id,
                         node,
@@ -115,16 +263,26 @@ class SqliteBackend:
                         receipt["prev"],
                         receipt["status"],
                         line,
+                        receipt["contract_fingerprint"],
+                        _text(receipt["wake"]),
+                        _text(receipt["input_fingerprints"]),
+                        _text(receipt["fingerprints"]),
+                        _text(receipt["semantic_diff"]),
+                        _text(receipt["cost"]),
+                        _text(receipt["sig"]),
                     ),
                 )
         except sqlite3.Error as exc:
             raise BackendError(f"SQLite state {self.path}: {exc}") from exc
 
-    def put_version(self, node: str, address: str, frame: bytes) -> None:
+    def put_version(
+        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+    ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         self._write(
-            "INSERT OR IGNORE INTO world_model_version (version, node, artifact) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO world_model_version (version, node, artifact, created_at) "
+            "VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
             address,
             node,
             frame,
@@ -147,8 +305,9 @@ class SqliteBackend:
 
     def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None:
         self._write(
-            "INSERT INTO world_model_published (node, version) VALUES (?, ?) "
-            "ON CONFLICT(node) DO UPDATE SET version = excluded.version",
+            "INSERT INTO world_model_published (node, version, updated_at) "
+            "VALUES (?, ?, CURRENT_TIMESTAMP) ON CONFLICT(node) DO UPDATE SET "
+            "version = excluded.version, updated_at = excluded.updated_at",
             node,
             address,
         )
@@ -289,6 +448,49 @@ class SqliteAudit:
 
     def close(self) -> None:
         self._db.close()
+
+
+class _Connection:
+    """The backend's connection as sqlstate.py's SqlConnection (nested transactions
+    join the outer one)."""
+
+    dialect = "sqlite"
+    prefix = ""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self._db = db
+        self._path = path
+        self._depth = 0
+
+    def rows(self, query: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._db.execute(query, tuple(args)).fetchall()
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite state {self._path}: {exc}") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.rows("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self.rows("ROLLBACK")
+            raise
+        self._depth = 0
+        self.rows("COMMIT")
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _blob(value: Any) -> bytes:

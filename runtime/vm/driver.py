@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from ..backends import Backend
+from ..backends.sqlstate import SqlState
 from ..canonical import canonical_json
 from ..config import RunConfig
 from ..fsio import atomic_write_bytes, atomic_write_text, remove_leftovers, safe_name
+from ..protocol import BindingKind, RunStatus
 from ..renders import parse_cli_binding
 from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
@@ -53,6 +55,9 @@ class VmSettings:
     timeout: float | None = None
     narrate: Callable[[str], None] | None = None  # the in-context narration's output
     checkpoint: Callable[[int], None] | None = None  # after each journal line (tests)
+    # the renders' root (working directory, PROSEC_ROOT) when it is not `root`: `prosec
+    # test` keeps a test's runs in a folder of its own and renders from the project
+    render_root: Path | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,9 +144,39 @@ def _execute(
 ) -> VmOutcome:
     lock = _lock(run)
     try:
-        return _locked(settings, program, run, given, replayed)
+        state = settings.backend.run_state
+        if state is not None:  # the seed 004 run tables of the SQL stores
+            copy = run.path / "root.prose.md"
+            state.start_run(
+                run.run_id,
+                root_path=str(settings.root / program.target) if program.target else None,
+                root_source=copy.read_text(encoding="utf-8", errors="replace")
+                if copy.is_file()
+                else None,
+                metadata={"kind": "vm", "entry": program.entry},
+                resumed=not fresh,
+            )
+        outcome = _locked(settings, program, run, given, replayed)
+        if state is not None:
+            _record_bindings(state, run, given, outcome.ok)
+            state.end_run(run.run_id, RunStatus.COMPLETED if outcome.ok else RunStatus.FAILED)
+        return outcome
     finally:
         lock.close()
+
+
+def _record_bindings(state: SqlState, run: RunDir, given: Mapping[str, str], ok: bool) -> None:
+    """The run's caller inputs and (when it ended) its top-level bindings as seed 004
+    `bindings` rows of the root scope."""
+    for name, value in sorted(given.items()):
+        state.put_binding(run.run_id, name, BindingKind.INPUT, value, source_statement="caller")
+    path = run.path / "vm" / "bindings.json"
+    if not ok or not path.is_file():
+        return
+    found = loads(path.read_bytes(), source=str(path))
+    for name, value in sorted(found.items()) if isinstance(found, dict) else []:
+        text = value if isinstance(value, str) else canonical_json(value).decode("utf-8")
+        state.put_binding(run.run_id, str(name), BindingKind.LET, text)
 
 
 def _lock(run: RunDir) -> Any:
@@ -189,7 +224,7 @@ def _locked(
         node, table = parse_cli_binding(text)
         cli[node] = table
     invoker = Invoker(
-        root=settings.root,
+        root=settings.render_root or settings.root,
         run_dir=run.path,
         run_id=run.run_id,
         bind=bind_for(cli, settings.config.render_nodes, settings.config.render_default),
@@ -270,7 +305,7 @@ def _nester(
                 journal.record(f"{key}:input:{name}", "bind", value)
                 log(Event(kind="input", name=name))
         sub = Invoker(
-            root=settings.root,
+            root=settings.render_root or settings.root,
             run_dir=folder,
             run_id=run_id,
             bind=invoker.bind,

@@ -161,8 +161,10 @@ def test_inspect_reads_the_old_prose_layout(tmp_path: Path) -> None:
     project = Project.create(tmp_path / "p", intent({"a": {}}, []))
     data = json.loads(project.prosec("inspect", str(old), "--json").stdout)
     assert data["legacy"] and data["program"] == "feature.prose"
-    assert data["bindings"] == [{"name": "research", "kind": "let"}]
-    assert data["agents"] == ["captain"]
+    assert [(b["name"], b["kind"], b["value"]) for b in data["bindings"]] == [
+        ("research", "let", "value")
+    ]
+    assert [(a["name"], a["scope"]) for a in data["agents"]] == [("captain", "execution")]
 
 
 def test_tampered_published_file_and_run_ledger_are_detected(tmp_path: Path) -> None:

@@ -86,6 +86,7 @@ def test_every_command_says_what_it_did(golden: Golden) -> None:
     golden.check("receipts-list", "receipts", "list", "--node", "features-desk")
     golden.check("receipts-cost", "receipts", "cost")
     golden.check("receipts-verify", "receipts", "verify", ".")
+    golden.check("db-prune", "db", "prune")
     golden.check("root-twice", "inspect", "latest", "runs", "--root", ".", code=2)
     # one test fails on purpose (corpus/newsroom/front-page.test.prose.md says why)
     golden.check("test", "test", ".", "--out", "test-runs", code=1)

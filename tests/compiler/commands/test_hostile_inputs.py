@@ -565,6 +565,12 @@ CASES: list[Case] = [
         "receipts.jsonl",
         setup=_put("rt/state/world-model/a/receipts.jsonl", kind="dir"),
     ),
+    # -- db -----------------------------------------------------------------------------
+    *_root_cases(("db", "prune")),
+    *_manifest_cases(("db", "prune", ".")),
+    Case("db-prune-bad-backend", ("db", "prune", ".", "--backend", "nope"), "--backend"),
+    Case("db-prune-negative-keep", ("db", "prune", ".", "--keep", "-1"), "--keep"),
+    Case("db-no-subcommand", ("db", "nope"), "nope"),
     # -- inspect ------------------------------------------------------------------------
     Case(
         "inspect-any-state-md",

@@ -225,6 +225,18 @@ def snapshot(root: Path, backend: str, kind: str) -> dict[str, bytes]:
     return out
 
 
+_CLOCKS = {"created_at", "updated_at", "started_at", "completed_at", "timestamp", "resolved_at"}
+# seed 004's run state after recovery: every run ended (completed or failed as the
+# uninterrupted one did), nothing left executing, and each node's render completed once
+# per run (a render a crash cut is a failed row and a redone one, never two completed)
+_RUN_STATE = {
+    "run": "SELECT status FROM run",
+    "execution": "SELECT statement_text, status, count(*) FROM execution "
+    "WHERE statement_text <> 'parallel:' AND status <> 'failed' "
+    "GROUP BY run_id, statement_text, status",
+}
+
+
 def _sqlite_rows(db: Path) -> dict[str, bytes]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
@@ -235,10 +247,15 @@ def _sqlite_rows(db: Path) -> dict[str, bytes]:
         ]
         out = {}
         for table in sorted(tables):
+            if table in _RUN_STATE:  # what recovery must leave there, not its history
+                rows = conn.execute(_RUN_STATE[table]).fetchall()
+                out[table] = repr(sorted(rows, key=repr)).encode()
+                continue
             columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
             # an inbox row's id counts what was ever queued; a receipt's run_id names the
-            # run that committed it (a recovered run is another run than the reference)
-            skip = {"x_inbox": {"id"}, "receipt": {"run_id"}}.get(table, set())
+            # run that committed it (a recovered run is another run than the reference);
+            # clock columns say when, not what
+            skip = {"x_inbox": {"id"}, "receipt": {"run_id"}}.get(table, set()) | _CLOCKS
             keep = [c for c in columns if c not in skip]
             rows = conn.execute(f"SELECT {', '.join(keep)} FROM {table}").fetchall()
             out[table] = repr(sorted(rows, key=repr)).encode()

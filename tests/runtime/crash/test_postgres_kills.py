@@ -68,6 +68,30 @@ def _rows(url: str, schema: str) -> dict[str, list[tuple[object, ...]]]:
         }
 
 
+def _run_state(url: str, schema: str) -> dict[str, object]:
+    """The seed 004 run state recovery must leave: every run ended `completed`, nothing
+    left executing, and per run each node's completed execution exactly once (a render
+    cut and redone is a failed row and a completed one, never two completed)."""
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        statuses = {r[0] for r in db.execute(f"SELECT status FROM {schema}.run").fetchall()}
+        open_rows = db.execute(
+            f"SELECT count(*) FROM {schema}.execution WHERE status IN ('executing', 'pending')"
+        ).fetchone()
+        done = db.execute(
+            f"SELECT run_id, statement_text, count(*) FROM {schema}.execution "
+            "WHERE status IN ('completed', 'skipped') AND statement_text <> 'parallel:' "
+            "GROUP BY run_id, statement_text"
+        ).fetchall()
+    return {
+        "statuses": statuses,
+        "open": open_rows,
+        "twice": sorted(r[:2] for r in done if r[2] != 1),
+        "completed": sorted(str(r[1]) for r in done),
+    }
+
+
 def _terminate_after(url: str, name: str, delay: float) -> threading.Thread:
     import psycopg
 
@@ -100,6 +124,8 @@ def test_connections_terminated_at_random_points_recover(
     assert prosec(tmp_path / "reference", *TRIGGER, env=ref_env).returncode == 0
     duration = (time.monotonic() - started) / 2  # about the time it holds a connection
     expected = _rows(postgres_url, ref_env["OPENPROSE_POSTGRES_SCHEMA"])
+    reference = _run_state(postgres_url, ref_env["OPENPROSE_POSTGRES_SCHEMA"])
+    assert reference["statuses"] == {"completed"} and reference["twice"] == []
     chance = random.Random(9)
     cut = 0
     for trial in range(8):
@@ -124,6 +150,7 @@ def test_connections_terminated_at_random_points_recover(
         verify = prosec(root, "receipts", "verify", ".", env=env)
         assert verify.returncode == 0, verify.stdout + verify.stderr
         assert _rows(postgres_url, env["OPENPROSE_POSTGRES_SCHEMA"]) == expected, trial
+        assert _run_state(postgres_url, env["OPENPROSE_POSTGRES_SCHEMA"]) == reference, trial
     assert cut >= 2, f"only {cut} of 8 trials had their connection cut"
 
 
