@@ -21,6 +21,7 @@ from typing import Any
 import click
 from prosec.runtime import serve
 from prosec.runtime.backends import BACKEND_NAMES
+from prosec.runtime.config import load_config
 from prosec.runtime.executor import CRASH_POINTS, EngineOptions, Event, RunSummary
 from prosec.runtime.protocol import QueuedWake
 from prosec.runtime.renders import parse_cli_binding
@@ -430,6 +431,7 @@ def resume(
     completed is taken from there, none is done again."""
     require_dir(root)  # before the run is looked up: a ROOT that is a loop or a file is exit 2
     with user_errors():
+        load_config(root)  # a bad prose.toml is reported first, as by every command
         candidate = RunDir(resolve_run(root, run_ref))
         vm_run = candidate.info().get("kind") == "vm"
     if vm_run:
