@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
-import click
-
 from . import __version__
-from .commands.errors import ExitCode
+from .commands.exitcodes import ExitCode
 
 # Commands whose modules pull in heavy libraries (networkx, jsonschema, pygls) or the
 # runtime are imported only when invoked, so `prosec lint FILE` starts fast.
@@ -36,55 +33,30 @@ LAZY_COMMANDS: dict[str, str] = {
 }
 
 
-class LazyGroup(click.Group):
-    """A click group that imports each subcommand's module on first use."""
+def __getattr__(name: str) -> object:
+    """The click group (`cli`, `LazyGroup`) loads on first use: `prosec --version`
+    answers before click is imported."""
+    if name in ("cli", "LazyGroup"):
+        from .commands import group
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None or cmd_name not in LAZY_COMMANDS:
-            return command
-        module_name, _, attr = LAZY_COMMANDS[cmd_name].partition(":")
-        loaded = getattr(importlib.import_module(module_name), attr)
-        if not isinstance(loaded, click.Command):  # pragma: no cover - wiring bug
-            raise TypeError(f"{LAZY_COMMANDS[cmd_name]} is not a click command")
-        return loaded
-
-    def invoke(self, ctx: click.Context) -> object:
-        # click would turn Ctrl-C into "Aborted!" and exit 1; a shell expects 128 + SIGINT
-        try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt:
-            click.echo("prosec: interrupted", err=True)
-            ctx.exit(ExitCode.INTERRUPTED)
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@click.group(
-    cls=LazyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
-@click.version_option(__version__, "--version", "-V", prog_name="prosec")
-def cli() -> None:
-    """prosec: the deterministic compiler, linter and runtime for OpenProse.
-
-    OpenProse programs are Markdown contracts (`*.prose.md`). prosec parses them,
-    checks them, wires their `### Requires` needs to producers' `### Maintains`
-    facets, writes the compiled intent to dist/, and runs it.
-
-    \b
-    Typical use:
-      prosec lint src/                 report diagnostics (text, json, github, sarif)
-      prosec build                     compile ./src into dist/manifest.next.json
-      prosec run                       reconcile the active manifest
-
-    Exit codes: 0 ok, 1 findings or failure, 2 usage or I/O error, 3 internal error.
-    """
+_VERSION_FLAGS = (["--version"], ["-V"])
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run click, turning bugs into exit 3 with a short note."""
+    if (sys.argv[1:] if argv is None else list(argv)) in _VERSION_FLAGS:
+        # what click's version option prints, without importing click
+        sys.stdout.write(f"prosec, version {__version__}\n")
+        sys.stdout.flush()
+        sys.exit(ExitCode.OK)
+    import click
+
+    from .commands.group import cli
+
     try:
         cli.main(args=argv, prog_name="prosec", standalone_mode=True)
     except SystemExit:
@@ -118,6 +90,8 @@ def _disk_full(exc: BaseException) -> None:
 def _report_bug(exc: BaseException) -> None:
     import os
     import traceback
+
+    import click
 
     click.echo(
         f"prosec: internal error: {type(exc).__name__}: {exc}\n"

@@ -17,6 +17,7 @@ from typing import Any
 
 from prosec.runtime.config import load_config as load_run_config
 from prosec.runtime.testing import Judge, Judgements, TestResult, run_test
+from prosec.runtime.testing.runner import run_function_test
 
 from . import diagnostics as diag
 from .config import load as load_config
@@ -136,12 +137,20 @@ def plan_suite(files: Sequence[Path], base: Path | None = None) -> Suite:
             )
             plan = plans.get(contract.path) if contract.subject else None
             if plan is not None and plan.name == contract.name and unit.intent and not build_errors:
-                planned = _with(planned, document=plan_document(plan, unit.intent))
+                vm = _vm_section(unit, plan.subject) if plan.function else None
+                planned = _with(planned, document=plan_document(plan, unit.intent, vm))
             else:
                 planned = _with(planned, refused=_refusal(contract.subject, unit, build_errors))
             suite.tests.append(planned)
     suite.diagnostics.sort(key=Diagnostic.sort_key)
     return suite
+
+
+def _vm_section(unit: Any, subject: str) -> dict[str, Any]:
+    from .codegen.vm import vm_section
+
+    contract = next(c for c in unit.project.contracts if c.name == subject)
+    return vm_section(unit.project, contract.path, subject)
 
 
 def read_source_at(path: Path, display: str) -> tuple[str | None, Diagnostic | None]:
@@ -159,12 +168,6 @@ def _refusal(subject: str | None, unit: Any, build_errors: Sequence[Diagnostic])
     contract = next((c for c in unit.project.contracts if c.name == name), None)
     if contract is None:
         return f"the subject `{subject}` names no contract of this project"
-    if contract.kind == ContractKind.FUNCTION:
-        return (
-            f"the subject `{name}` is a function: running a lone function needs the VM's "
-            "single-function runs, which prosec does not have yet; test a responsibility "
-            "that calls it"
-        )
     if contract.kind not in (ContractKind.RESPONSIBILITY,):
         return f"the subject `{name}` is a {contract.kind}, not a responsibility or function"
     return f"the subject `{name}` is not a node of the compiled intent (is it under the build's sources?)"
@@ -229,7 +232,8 @@ def run_suite(
             config = load_run_config(test.root)
             judge = Judge.from_config(config.judge, test.root) if config.judge else None
             replay = replayed(folder) if judge_replay else None
-            result = run_test(
+            runner = run_function_test if test.document.get("kind") == "function" else run_test
+            result = runner(
                 test.document,
                 project_root=test.root,
                 config=config,

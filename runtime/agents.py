@@ -23,6 +23,7 @@ the numbering counts sessions and the next session always gets a fresh number.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -32,11 +33,23 @@ from typing import Any
 
 from .fsio import atomic_write_text
 
-__all__ = ["AgentMemory", "open_memory", "rotate", "segment_name", "user_root"]
+__all__ = [
+    "AgentMemory",
+    "MemoryUnavailable",
+    "open_memory",
+    "rotate",
+    "segment_name",
+    "user_root",
+]
 
 USER_ROOT_VARIABLE = "OPENPROSE_USER_ROOT"
 MEMORY_FILE = "memory.md"
 SCOPES = ("true", "project", "user", "path")
+
+
+class MemoryUnavailable(ValueError):
+    """The memory folder cannot be used (a file in its place, unwritable, …): the render
+    that needs it fails with `memory-unavailable`, naming the folder."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,11 +137,19 @@ def open_memory(
     if found is None:
         return None
     scope, directory = found
-    directory.mkdir(parents=True, exist_ok=True)
     memory = directory / MEMORY_FILE
-    if not memory.exists() and not memory.is_symlink():
-        atomic_write_text(memory, f"# Agent Memory: {name}\n")
-    number = _last_segment(directory, name) + 1
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not memory.exists() and not memory.is_symlink():
+            atomic_write_text(memory, f"# Agent Memory: {name}\n")
+        elif not memory.is_file():
+            raise MemoryUnavailable(f"{memory} is not a file")
+        number = _last_segment(directory, name) + 1
+    except OSError as exc:
+        raise MemoryUnavailable(
+            f"the memory folder {directory} (persist: {scope}) cannot be used: "
+            f"{exc.strerror or exc}"
+        ) from None
     return AgentMemory(
         name=name,
         scope=scope,
@@ -143,12 +164,14 @@ def rotate(memory: AgentMemory, *, run_id: str, node: str, outcome: str) -> Agen
     """Close the session's segment (write the runtime's record of it when the agent wrote
     none) and return the memory the next session gets (the next segment number)."""
     if not memory.segment.exists() and not memory.segment.is_symlink():
-        atomic_write_text(
-            memory.segment,
-            f"# Segment {memory.number:03d}\n\n"
-            f"run: {run_id}\nnode: {node}\noutcome: {outcome}\n\n"
-            "The agent wrote no segment record for this session.\n",
-        )
+        # the runtime's own record; a folder that vanished meanwhile loses only it
+        with contextlib.suppress(OSError):
+            atomic_write_text(
+                memory.segment,
+                f"# Segment {memory.number:03d}\n\n"
+                f"run: {run_id}\nnode: {node}\noutcome: {outcome}\n\n"
+                "The agent wrote no segment record for this session.\n",
+            )
     number = memory.number + 1
     segment = memory.directory / segment_name(memory.name, number)
     return replace(memory, segment=segment, number=number)

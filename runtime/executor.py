@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agents import open_memory, rotate
+from .agents import AgentMemory, MemoryUnavailable, open_memory, rotate
 from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import commit_and_sign, evaluate
@@ -130,6 +130,7 @@ class Engine:
         self.options = options
         self._tracker = Tracker(None, "", {})
         self.delegates = delegates or Delegates(renderers={}, unbound={})
+        self._memory_problems: dict[str, str] = {}  # node → why its memory cannot be used
         self.heads: dict[str, NodeHead] = backend.heads(intent.order)
         self._versions: dict[str, str | None] = {}
 
@@ -287,6 +288,9 @@ class Engine:
             run.log(f"{event}→ ∥done")
 
     def _render(self, job: _Job, run: RunDir, label: str) -> RenderOutcome:
+        problem = self._memory_problems.get(job.node)
+        if problem is not None:
+            return RenderOutcome(ok=False, error="memory-unavailable", detail=problem)
         runtime = self.intent.nodes[job.node].runtime or {}
         try:
             outcome = render_delegating(
@@ -312,6 +316,22 @@ class Engine:
         if problem is not None:
             return RenderOutcome(ok=False, error="invalid-cost", detail=problem)
         return outcome
+
+    def _memory(self, run: RunDir, node: str) -> AgentMemory | None:
+        """The node's agent memory for this session; a folder that cannot be used fails
+        the render instead (`memory-unavailable`)."""
+        self._memory_problems.pop(node, None)
+        try:
+            return open_memory(
+                self.intent.nodes[node].runtime,
+                node,
+                root=self.root,
+                run_dir=run.path,
+                ephemeral=self.backend.ephemeral,
+            )
+        except MemoryUnavailable as exc:
+            self._memory_problems[node] = str(exc)
+            return None
 
     def _contracts(self, run: RunDir, names: Iterable[str]) -> dict[str, Path]:
         """The snapshotted source of each delegate that has one (a function's file)."""
@@ -427,13 +447,7 @@ class Engine:
             wake=wake_doc,
             attested=attested,
             attempt=attempt,
-            memory=open_memory(
-                spec.runtime,
-                node,
-                root=self.root,
-                run_dir=run.path,
-                ephemeral=self.backend.ephemeral,
-            ),
+            memory=self._memory(run, node),
             model=(spec.runtime or {}).get("model"),
             default_model=self.options.default_model,
         )

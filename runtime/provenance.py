@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,11 +73,19 @@ def write_snapshot(dist: Path, manifest: bytes, texts: Iterable[tuple[str, str]]
     """Store each (path, text) compiled and write `sources.next.json` for `manifest`;
     blobs no list names any more are removed."""
     listed: dict[str, str] = {}
+    store = dist / STORE
+    if store.is_symlink() or (store.exists() and not store.is_dir()):
+        store.unlink()  # the store is prosec's own: whatever took its place goes
     for path, text in texts:
         digest = digest_of_text(text)
         blob = _blob(dist, digest)
-        if not blob.is_file() or digest_of_bytes(blob.read_bytes()) != digest:
-            blob.parent.mkdir(parents=True, exist_ok=True)
+        if blob.is_dir() and not blob.is_symlink():
+            shutil.rmtree(blob)
+        elif blob.is_symlink():
+            blob.unlink()
+        data = _read(blob)
+        if data is None or digest_of_bytes(data) != digest:
+            store.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(blob, text.encode("utf-8"))
         listed[path] = digest
     document = {"manifest": digest_of_bytes(manifest), "sources": dict(sorted(listed.items()))}
@@ -98,6 +107,8 @@ def promote(dist: Path, manifest: bytes) -> bool:
     manifest being activated); else remove a stale active list. True when promoted."""
     listed = _read_list(dist / NEXT_LIST)
     active = dist / ACTIVE_LIST
+    if active.is_dir() and not active.is_symlink():
+        shutil.rmtree(active)  # prosec's own file: whatever took its place goes
     if listed is None or listed.get("manifest") != digest_of_bytes(manifest):
         active.unlink(missing_ok=True)
         return False

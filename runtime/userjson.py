@@ -34,7 +34,10 @@ __all__ = [
 MAX_DEPTH = 256  # arrays and objects inside each other; deeper input is refused
 MAX_INT_DIGITS = 1000  # digits of an integer literal (Python refuses 4,300 on its own)
 _LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# a JSON string literal, written unrolled (runs of plain characters, then one escape):
+# the same matches as `"(?:[^"\\]|\\.)*"`, more than twice as fast on large input
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_A_STEP = re.compile(r"[^\x01\x02]+")
 _DEPTH_STEP = str.maketrans({"[": "\x01", "{": "\x01", "]": "\x02", "}": "\x02"})
 
 
@@ -68,8 +71,8 @@ def _too_deep(text: str, limit: int) -> bool:
     """True when arrays/objects nest deeper than `limit` (strings skipped)."""
     if text.count("[") + text.count("{") <= limit:
         return False  # cannot nest deeper than it has openings
-    structure = _STRING.sub("", text).translate(_DEPTH_STEP)
-    steps = (1 if c == "\x01" else -1 for c in structure if c in "\x01\x02")
+    structure = _NOT_A_STEP.sub("", _STRING.sub("", text).translate(_DEPTH_STEP))
+    steps = (1 if c == "\x01" else -1 for c in structure)
     return max(itertools.accumulate(steps, initial=0)) > limit
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..passes.tests import TestPlan
 
-__all__ = ["plan_document", "test_intent"]
+__all__ = ["function_intent", "plan_document", "test_intent"]
 
 
 def test_intent(plan: TestPlan, intent: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,8 +68,33 @@ def test_intent(plan: TestPlan, intent: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def plan_document(plan: TestPlan, intent: Mapping[str, Any]) -> dict[str, Any]:
+def function_intent(
+    plan: TestPlan, intent: Mapping[str, Any], vm: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A function's test runs the project's intent with the VM section of the subject
+    (what `prosec run FILE` builds for a lone function)."""
+    return {**intent, "vm": dict(vm)}
+
+
+def plan_document(
+    plan: TestPlan, intent: Mapping[str, Any], vm: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Everything the runtime needs to run one test (runtime/testing reads it)."""
+    if plan.function:
+        assert vm is not None
+        return {
+            "kind": "function",
+            "name": plan.name,
+            "path": plan.path,
+            "line": plan.span.line,
+            "subject": plan.subject,
+            "caller": dict(plan.caller),
+            "fixtures": {},
+            "changes": None,
+            "changed_caller": {},
+            "checks": [check.to_json() for check in plan.checks],
+            "intent": function_intent(plan, intent, vm),
+        }
     return {
         "name": plan.name,
         "path": plan.path,

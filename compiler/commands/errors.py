@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,17 +9,9 @@ from typing import NoReturn
 
 import click
 
+from .exitcodes import ExitCode
+
 __all__ = ["ExitCode", "fail", "user_error_types", "user_errors"]
-
-
-class ExitCode(enum.IntEnum):
-    """What `prosec` exits with, the same for every command."""
-
-    OK = 0
-    FINDINGS = 1  # findings or failure: lint errors, a stale manifest, a failed render
-    USAGE = 2  # a bad flag, file or setting; an unreadable or unwritable path
-    INTERNAL = 3  # a bug in prosec
-    INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as shells report it
 
 
 def fail(message: str) -> NoReturn:

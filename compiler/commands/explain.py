@@ -11,6 +11,7 @@ import click
 
 from ..ir import Edge, Resolution, Topology, TopologyNode
 from ..passes.forme import need_label
+from ..runtime_hints import lower as runtime_hints
 from .common import strict_option
 from .errors import fail
 from .inspect_common import compile_for_inspection
@@ -119,7 +120,8 @@ def describe(node: TopologyNode, topology: Topology) -> dict[str, Any]:
     contract = node.contract
     needs = [_resolution(r) for r in topology.resolutions if r.subscriber == node.name]
     mounted = node.instance
-    return {
+    hints = runtime_hints(contract)
+    described: dict[str, Any] = {
         "node": node.name,
         "template": None
         if mounted is None
@@ -138,6 +140,9 @@ def describe(node: TopologyNode, topology: Topology) -> dict[str, Any]:
         "edges_in": [_edge(e) for e in topology.edges if e.subscriber == node.name],
         "edges_out": [_edge(e) for e in topology.edges if e.producer == node.name],
     }
+    if hints is not None:  # `### Runtime` (and `### Shape` delegates), as compiled
+        described["runtime"] = hints.to_json()
+    return described
 
 
 def _resolution(resolution: Resolution) -> dict[str, Any]:
@@ -176,6 +181,9 @@ def render_text(data: dict[str, Any]) -> str:
             f"mount of template `{template['name']}` with {template['parameter']} = "
             f"`{template['value']}` (subscribed to {template['facet']})"
         )
+    runtime = data.get("runtime")
+    if runtime:
+        lines.append("runtime: " + _runtime_text(data["node"], runtime))
     lines.append("needs:")
     if not data["needs"]:
         lines.append("  (none)")
@@ -213,3 +221,24 @@ def _verdict(need: dict[str, Any]) -> str:
     if status == "self":
         return f"names this node itself ({evidence}): self continuity, no edge"
     return f"caller input ({evidence}), not wired"
+
+
+_MEMORY = {
+    "true": "runs/{id}/agents/{node}/",
+    "project": "state/agents/{node}/",
+    "user": "$OPENPROSE_USER_ROOT/state/agents/{node}/",
+}
+
+
+def _runtime_text(node: str, runtime: dict[str, Any]) -> str:
+    """`memory state/agents/keeper/ (persist: project), model opus, delegates a, b`."""
+    parts = []
+    persist = runtime.get("persist")
+    if persist is not None:
+        folder = runtime.get("path", "") + "/" if persist == "path" else _MEMORY[persist]
+        parts.append(f"memory {folder.replace('{node}', node)} (persist: {persist})")
+    if runtime.get("model"):
+        parts.append(f"model {runtime['model']}")
+    if runtime.get("delegates"):
+        parts.append("delegates " + ", ".join(runtime["delegates"]))
+    return ", ".join(parts)

@@ -21,6 +21,7 @@ from typing import Any
 import click
 from prosec.runtime import serve
 from prosec.runtime.backends import BACKEND_NAMES
+from prosec.runtime.config import load_config
 from prosec.runtime.executor import CRASH_POINTS, EngineOptions, Event, RunSummary
 from prosec.runtime.protocol import QueuedWake
 from prosec.runtime.renders import parse_cli_binding
@@ -30,7 +31,7 @@ from prosec.runtime.session import Project, open_compiled
 
 from ..report import plural
 from .errors import ExitCode, fail, user_errors
-from .inputs import finite_seconds, load_data
+from .inputs import finite_seconds, load_data, require_dir
 from .runtime_common import json_opt, open_root, root_arg, root_opt
 from .terminal import Progress
 
@@ -61,7 +62,7 @@ def _open(root: Path, backend: str | None, renders: tuple[str, ...]) -> Project:
             node, table = parse_cli_binding(text)
             cli_bindings[node] = table
         project.bind_renders(cli_bindings)
-    model = click.get_current_context().meta.get(_MODEL_FLAG)
+    model = click.get_current_context().meta.get(MODEL_FLAG)
     if model is not None:
         project.config = project.config.overridden(default_model=model)
     return project
@@ -76,7 +77,9 @@ def _options(
     if project.backend.ephemeral:
         from prosec.runtime.backends.incontext import Narrator
 
-        on_event = Narrator(lambda line: click.echo(line, err=True))
+        narrator = Narrator(lambda line: click.echo(line, err=True))
+        narrator.start()
+        on_event = narrator
     if jobs is not None:
         project.config = project.config.overridden(jobs=jobs)
     return EngineOptions(
@@ -146,6 +149,9 @@ def _serve(
     codes = [ExitCode.OK]
 
     def report(run: RunDir, summary: RunSummary) -> None:
+        end = getattr(options.on_event, "end", None)
+        if project.backend.ephemeral and callable(end):
+            end(len(summary.failed))
         codes.append(_report(project, run, summary, as_json))
 
     with user_errors():
@@ -157,7 +163,7 @@ def _serve(
     return max(codes)
 
 
-_MODEL_FLAG = "prosec.run.model"
+MODEL_FLAG = "prosec.run.model"
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 
 
@@ -168,7 +174,7 @@ def _remember_model(ctx: click.Context, param: click.Parameter, value: str | Non
             raise click.BadParameter(
                 f"{value!r:.40} is not a model name (letters, digits and `._:/@+-`)"
             )
-        ctx.meta[_MODEL_FLAG] = value
+        ctx.meta[MODEL_FLAG] = value
 
 
 def _run_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -423,7 +429,9 @@ def resume(
 
     A program file run (`prosec run FILE`) continues from its journal: every step it
     completed is taken from there, none is done again."""
+    require_dir(root)  # before the run is looked up: a ROOT that is a loop or a file is exit 2
     with user_errors():
+        load_config(root)  # a bad prose.toml is reported first, as by every command
         candidate = RunDir(resolve_run(root, run_ref))
         vm_run = candidate.info().get("kind") == "vm"
     if vm_run:

@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,6 +25,9 @@ from ..discover import DiscoveryError, discover, project_key
 from ..ir import Contract, ContractKind
 from .common import load_config
 from .errors import ExitCode, fail, user_errors
+
+if TYPE_CHECKING:
+    from prosec.runtime.config import RunConfig
 
 __all__ = ["parse_extra_inputs", "run_file"]
 
@@ -213,7 +216,7 @@ def _run_function(
         fail(f"{target}: unknown input {unknown[0]!r} (`{contract.name}` takes: {declared})")
     _ask_missing(missing_inputs(raw, given), given, target)
     with user_errors():
-        config = runtime_config(root)
+        config = _with_model_flag(runtime_config(root))
         store = open_backend(backend or config.backend, root, dict(os.environ))
         replay_dir = RunDir(resolve_run(root, replay)).path if replay else None
     in_context = store.ephemeral
@@ -275,7 +278,7 @@ def resume_file(
         click.echo(f"run {run.run_id} already finished ({run.finished()})")
         sys.exit(ExitCode.OK)
     with user_errors():
-        config = runtime_config(root)
+        config = _with_model_flag(runtime_config(root))
         store = open_backend(backend or config.backend, root, dict(os.environ))
         settings = VmSettings(
             root=root.resolve(),
@@ -287,3 +290,11 @@ def resume_file(
         )
         outcome = resume_vm(settings, run)
     _report(outcome, as_json)
+
+
+def _with_model_flag(config: RunConfig) -> RunConfig:
+    """The runtime settings with `--model` applied (it wins over .env and prose.toml)."""
+    from .run import MODEL_FLAG
+
+    model = click.get_current_context().meta.get(MODEL_FLAG)
+    return config if model is None else config.overridden(default_model=model)

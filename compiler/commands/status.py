@@ -25,6 +25,11 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
     with user_errors():
         project = open_root(root, backend)
         data = gather(project.root, project.intent, project.backend)
+    config = project.config  # where each layered setting came from (flag, .env, …)
+    data["settings"] = {
+        "jobs": {"value": config.jobs, "from": config.origins["jobs"]},
+        "default_model": {"value": config.default_model, "from": config.origins["default_model"]},
+    }
     if as_json:
         echo_json(data)
         return
@@ -37,6 +42,12 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
     header = [
         f"[bold]{escape(data['root'])}[/bold] — {escape(data['backend'])}",
         f"compiled intent: {plural(intent['nodes'], 'node')}, {plural(intent['edges'], 'edge')}",
+        "settings: "
+        + ", ".join(
+            f"{name.replace('_', ' ')} {escape(str(item['value']))} "
+            f"(from {escape(_short(item['from'], data['root']))})"
+            for name, item in data["settings"].items()
+        ),
     ]
     rows = []
     for node in data["nodes"]:
@@ -50,3 +61,9 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
     if data["pending_commits"]:
         footer.insert(0, f"interrupted commits (`prosec resume`): {data['pending_commits']}")
     print_status(header, rows, footer)
+
+
+def _short(origin: str, root: str) -> str:
+    """`/…/ROOT/.env:3` → `.env:3` (the layers are named as a user writes them)."""
+    prefix = str(Path(root)) + "/"
+    return origin.removeprefix(prefix)

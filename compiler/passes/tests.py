@@ -48,6 +48,7 @@ class TestPlan:
     changes: tuple[tuple[str, str], ...] | None = None
     changed_caller: tuple[tuple[str, str], ...] = ()
     checks: tuple[Check, ...] = ()
+    function: bool = False  # the subject is a function: fixtures are its parameters
 
     def fixture_data(self) -> dict[str, Any]:
         return {producer: json.loads(text) for producer, text in self.fixtures}
@@ -103,7 +104,9 @@ def plan_test(
                 where,
             )
         ]
-    if subject.kind == ContractKind.FUNCTION or topology is None:
+    if subject.kind == ContractKind.FUNCTION:
+        return _function_plan(test, subject), []
+    if topology is None:
         return None, []
     node = next((n for n in topology.nodes if n.name == name), None)
     if node is None:
@@ -299,6 +302,31 @@ class _Planner:
                         )
                     )
         return tuple(checks)
+
+
+def _function_plan(test: Contract, subject: Contract) -> TestPlan:
+    """A function's test: every fixture is a parameter (the VM says which are missing or
+    unknown when it runs), every assertion reads what the function returns."""
+    caller: dict[str, str] = {}
+    for section in test.sections_named("fixtures"):
+        for item in section.body.items:
+            if item.name:
+                given = literal(item.description.strip())
+                caller[item.name] = given if isinstance(given, str) else json.dumps(given)
+    checks: list[Check] = []
+    for key, negated in (("expects", False), ("expects not", True)):
+        for section in test.sections_named(key):
+            for item in section.body.items:
+                checks.append(lower_item(item, len(checks) + 1, negated=negated, nodes=()))
+    return TestPlan(
+        name=test.name,
+        path=test.path,
+        span=test.span,
+        subject=subject.name,
+        caller=tuple(sorted(caller.items())),
+        checks=tuple(checks),
+        function=True,
+    )
 
 
 def _outputs(subject: Contract) -> set[str]:

@@ -115,7 +115,12 @@ class InContextBackend:
 
 
 class Narrator:
-    """Turns engine events into seed 003's compact narration lines."""
+    """Turns engine events into seed 003's compact narration lines.
+
+    `start()` announces the state mode; a wave of several renders is reported when it
+    joins, in node-name order whichever finished first (`∥ [a b]`, one progress line per
+    branch done, `∥ [a✓ b✓] done`), so a run's narration is always the same; `end()`
+    closes it with `---end` (or `---error`)."""
 
     def __init__(self, emit: Any) -> None:
         self.emit = emit
@@ -124,6 +129,13 @@ class Narrator:
         self.results: dict[str, str] = {}
         self.size = 0
 
+    def start(self) -> None:
+        self.emit("OpenProse Run Start")
+        self.emit("   State mode: in-context (the system is small, it fits in context)")
+
+    def end(self, failed: int = 0) -> None:
+        self.emit(f"---error {failed} failed" if failed else "---end")
+
     def __call__(self, event: Any) -> None:
         kind, node = event.kind, event.node
         if kind == EventKind.WAVE:
@@ -131,15 +143,18 @@ class Narrator:
             self.group, self.results = [], {}
         elif kind == EventKind.START:
             self.group.append(node)
-            if self.size > 1 and len(self.group) == self.size:
-                self.emit(f"∥ [{' '.join(self.group)}]")
         elif kind in _MARKS:
             mark = _MARKS[kind]
             if self.size > 1 and node in self.group:
                 self.results[node] = mark
                 if len(self.results) == self.size:
-                    marks = " ".join(f"{n}{self.results[n]}" for n in self.group)
-                    self.emit(f"∥ [{marks}] done")
+                    names = sorted(self.group)
+                    marks = [f"{n}{self.results[n]}" for n in names]
+                    self.emit(f"∥ [{' '.join(names)}]")
+                    for done in range(1, len(names)):
+                        rest = [f"{n}→" for n in names[done:]]
+                        self.emit(f"∥ [{' '.join(marks[:done] + rest)}]")
+                    self.emit(f"∥ [{' '.join(marks)}] done")
                     self.size = 0
                 return
             self.count += 1

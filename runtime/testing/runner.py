@@ -40,7 +40,7 @@ from .checks import MISSING, Observation, Outcome, evaluate, shown
 from .judge import JUDGEMENTS, Judge, Judgements, judge_key
 from .report import write_reports
 
-__all__ = ["Assertion", "TestResult", "run_test"]
+__all__ = ["Assertion", "TestResult", "run_function_test", "run_test"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -334,3 +334,112 @@ def _decide(
 
 
 __all__ += ["shown"]
+
+
+def run_function_test(
+    plan: Mapping[str, Any],
+    *,
+    project_root: Path,
+    config: RunConfig,
+    out: Path,
+    judge: Judge | None,
+    replay: Judgements | None,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> TestResult:
+    """Run a test whose subject is a function: its fixtures are the function's parameters,
+    it runs in the VM (as `prosec run FILE` runs it) with its runs in `out`, and the
+    checks read what it returned."""
+    import time
+
+    from ..vm import VmError, VmSettings, missing_inputs, start_vm, unknown_inputs
+
+    started = time.monotonic()
+    result = TestResult(name=plan["name"], path=plan["path"], subject=plan["subject"])
+    raw = plan["intent"]
+    caller: dict[str, str] = dict(plan["caller"])
+    try:
+        unknown = unknown_inputs(raw, caller)
+        missing = missing_inputs(raw, caller)
+        if unknown or missing:
+            which = unknown[0] if unknown else missing[0][0]
+            what = "binds no parameter" if unknown else "is a parameter no fixture binds"
+            raise VmError(f"`{which}` {what} of `{plan['subject']}`")
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        for source in raw.get("sources", []):  # the run snapshots its sources from its root
+            src = project_root / str(source["path"])
+            if src.is_file() and ".." not in Path(str(source["path"])).parts:
+                dest = out / str(source["path"])
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(src.read_bytes())
+        settings = VmSettings(
+            root=out.resolve(),
+            render_root=project_root,
+            config=config,
+            backend=open_backend("filesystem", out.resolve(), env),
+            jobs=1,
+            timeout=timeout,
+        )
+        outcome = start_vm(settings, raw, caller)
+    except (VmError, SessionError, BindingError, OSError, ValueError) as exc:
+        result.status, result.error = "error", str(exc)
+        result.seconds = time.monotonic() - started
+        return result
+    run = outcome.run
+    result.run = str(run.path)
+    returned = _returned(raw, outcome.result) if outcome.ok else MISSING
+    files = {"__error.md": outcome.error} if not outcome.ok else {}
+    seen = Observation(truth=returned, validator=None, rendered=frozenset(), files=files)
+    _judge_all(plan, seen, result, judge, replay, run)
+    checks_error = any(not a.negated and a.op == "error_file" for a in result.assertions)
+    undecided = [a for a in result.assertions if a.decided_by == "error"]
+    if not outcome.ok and not checks_error:
+        result.status, result.error = "error", f"{plan['subject']} failed: {outcome.error}"
+    elif undecided:
+        result.status, result.error = "error", undecided[0].observed
+    else:
+        result.status = "pass" if all(a.ok for a in result.assertions) else "fail"
+    result.seconds = time.monotonic() - started
+    write_reports(run, result.to_json())
+    return result
+
+
+def _returned(raw: Mapping[str, Any], value: Any) -> Any:
+    """What the checks read: the returned object by its `### Returns` names; a lone value
+    under the one name the function returns (`scaled`: …)."""
+    from ..vm.program import Program
+
+    program = Program.from_json(raw["vm"])
+    names = [name for name, _ in program.functions[program.entry].returns]
+    if isinstance(value, dict) and (not names or set(names) & set(value)):
+        return value
+    return {names[0]: value} if len(names) == 1 else {"result": value}
+
+
+def _judge_all(
+    plan: Mapping[str, Any],
+    seen: Observation,
+    result: TestResult,
+    judge: Judge | None,
+    replay: Judgements | None,
+    run: RunDir,
+) -> None:
+    judgements = Judgements()
+    for check in plan["checks"]:
+        outcome = _decide(check, seen, judge, replay, judgements, plan["subject"])
+        result.assertions.append(
+            Assertion(
+                index=check["index"],
+                text=check["text"],
+                negated=check["negated"],
+                negative=bool(check.get("negative", check["negated"])),
+                op=check["op"],
+                ok=outcome.ok,
+                observed=outcome.observed,
+                decided_by=outcome.decided_by,
+            )
+        )
+    if judgements.records:
+        judgements.write(run.path / JUDGEMENTS)

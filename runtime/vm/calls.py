@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..agents import open_memory, rotate
 from ..fsio import atomic_write_bytes, read_tree
 from ..renders import Binding, BindingError, Renderer, RenderRequest, make_renderer, resolve_binding
 from ..userjson import JSONInputError, loads
@@ -60,6 +61,8 @@ class Ask:
     options: tuple[str, ...] = ()
     returns: tuple[str, ...] = ()
     contract: str | None = None  # the source snapshot, relative to the run's sources/
+    persist: str | None = None  # a session's agent `persist:` (true | project | user)
+    model: str | None = None  # a session's agent `model:`
 
 
 @dataclass(slots=True, kw_only=True)
@@ -72,6 +75,9 @@ class Invoker:
     bind: Callable[[str], Binding]
     timeout: float
     jobs: int
+    memory_root: Path | None = None  # the top run's folder (`persist: true` memory)
+    ephemeral: bool = False
+    default_model: str = "unspecified"
     _renderers: dict[str, Renderer] | None = None
     _gate: threading.Semaphore | None = None
     _lock: threading.Lock | None = None
@@ -123,6 +129,15 @@ class Invoker:
         wake_file = workspace / "__wake.json"
         atomic_write_bytes(wake_file, b'{"refs": [], "source": "input"}\n')
         contract = self.run_dir / "sources" / ask.contract if ask.contract else None
+        memory = None
+        if ask.persist is not None:
+            memory = open_memory(
+                {"persist": ask.persist},
+                ask.target,
+                root=self.root,
+                run_dir=self.memory_root or self.run_dir,
+                ephemeral=self.ephemeral,
+            )
         request = RenderRequest(
             run_id=self.run_id,
             node=ask.target,
@@ -140,10 +155,20 @@ class Invoker:
             wake={"source": "input", "refs": []},
             attempt=attempt,
             task=_task(ask, output),
+            memory=memory,
+            model=ask.model,
+            default_model=self.default_model,
         )
         assert self._gate is not None
         with self._gate:
             outcome = renderer.render(request)
+        if memory is not None:  # the session's segment is closed, whatever its outcome
+            rotate(
+                memory,
+                run_id=self.run_id,
+                node=ask.target,
+                outcome="ok" if outcome.ok else "failed",
+            )
         if error_file.is_file():
             text = error_file.read_text(encoding="utf-8", errors="replace")
             first = text.strip().splitlines()[0] if text.strip() else ""

@@ -55,6 +55,9 @@ class VmSettings:
     timeout: float | None = None
     narrate: Callable[[str], None] | None = None  # the in-context narration's output
     checkpoint: Callable[[int], None] | None = None  # after each journal line (tests)
+    # the renders' root (working directory, PROSEC_ROOT) when it is not `root`: `prosec
+    # test` keeps a test's runs in a folder of its own and renders from the project
+    render_root: Path | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,12 +224,15 @@ def _locked(
         node, table = parse_cli_binding(text)
         cli[node] = table
     invoker = Invoker(
-        root=settings.root,
+        root=settings.render_root or settings.root,
         run_dir=run.path,
         run_id=run.run_id,
         bind=bind_for(cli, settings.config.render_nodes, settings.config.render_default),
         timeout=settings.timeout or settings.config.timeout,
         jobs=settings.jobs or settings.config.jobs,
+        memory_root=run.path,
+        ephemeral=settings.backend.ephemeral,
+        default_model=settings.config.default_model,
     )
     entry = program.functions[program.entry]
     args: dict[str, Any] = {}
@@ -247,7 +253,12 @@ def _locked(
         nest=_nester(settings, program, run.path, run.run_id, invoker),
     )
     try:
-        result = interpreter.run(args)
+        try:
+            result = interpreter.run(args)
+        except RecursionError:
+            raise ProseError(
+                "the program nests too deeply (calls or blocks inside themselves)"
+            ) from None
     except ProseError as error:
         message = _message(error.value)
         log.close(f"---error {utc_now()} {message}")
@@ -294,12 +305,15 @@ def _nester(
                 journal.record(f"{key}:input:{name}", "bind", value)
                 log(Event(kind="input", name=name))
         sub = Invoker(
-            root=settings.root,
+            root=settings.render_root or settings.root,
             run_dir=folder,
             run_id=run_id,
             bind=invoker.bind,
             timeout=invoker.timeout,
             jobs=invoker.jobs,
+            memory_root=invoker.memory_root,
+            ephemeral=invoker.ephemeral,
+            default_model=invoker.default_model,
         )
         interpreter = Interpreter(
             program=nested,

@@ -85,12 +85,12 @@ def loop(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, k
     items: list[Any] | None = None
     limit: int | None = None
     if t == "Repeat":
-        limit = int(vm.value(node["count"], scope, frame, key) or 0)
+        limit = _count(vm.value(node["count"], scope, frame, key), node, "repeat")
     elif t == "For" or kind == "for-each":
-        items = list(vm.value(node["iterable"], scope, frame, key) or [])
+        items = items_of(vm.value(node["iterable"], scope, frame, key))
         limit = len(items)
     elif node.get("max") is not None:
-        limit = int(vm.value(node["max"], scope, frame, key) or 0)
+        limit = _count(vm.value(node["max"], scope, frame, key), node, "max")
     bound = limit if limit is not None else MAX_OPEN_LOOP
     if t != "Loop" and node.get("parallel"):
         return _parallel_loop(vm, node, scope, frame, key, items, bound)
@@ -205,7 +205,7 @@ def _parallel_loop(
 def pipeline(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
     value = vm.value(node["source"], scope, frame, key)
     for index, op in enumerate(node["ops"]):
-        items = list(value or [])
+        items = items_of(value)
         kind = op["kind"]
         if kind == "reduce":
             acc_name, item_name = (
@@ -238,3 +238,32 @@ def _body_value(vm: Interpreter, body: list[Any], scope: Scope, frame: Frame, ke
         return vm.block(body, scope, replace_path(frame, key))
     except ReturnSignal as done:
         return done.value
+
+
+def _count(value: Any, node: Mapping[str, Any], what: str) -> int:
+    """A loop bound as a whole number (text such as "3" too), else a ProseError."""
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int) or value < 0:
+        raise ProseError(
+            f"line {node.get('line')}: `{what}` needs a whole number, not {value!r:.40}"
+        )
+    return value
+
+
+def items_of(value: Any) -> list[Any]:
+    """What a `for` or a pipeline walks: a list as is, an object's values, a text's
+    non-empty lines, nothing for null, any other value alone."""
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return list(value.values())
+    if isinstance(value, str):
+        return [line.strip() for line in value.splitlines() if line.strip()]
+    return [value]

@@ -175,7 +175,7 @@ class Interpreter:
         if t == "Append":
             item = self.value(stmt["item"], scope, frame, key)
             current = self.value(stmt["target"], scope, frame, key)
-            self.store(stmt["target"], [*(current or []), item], scope, frame, key)
+            self.store(stmt["target"], [*flow.items_of(current), item], scope, frame, key)
             return None
         if t == "Return":
             raise ReturnSignal(
@@ -392,7 +392,7 @@ class Interpreter:
         if t == "Pipeline":
             return flow.pipeline(self, node, scope, frame, key)
         if t == "Filter":
-            items = self.value(node["source"], scope, frame, key) or []
+            items = flow.items_of(self.value(node["source"], scope, frame, key))
             kept = []
             for i, item in enumerate(items):
                 inner = Scope(scope)
@@ -481,6 +481,9 @@ class Interpreter:
         if agent and agent in scope.agents and not prompt:
             prompt = str(scope.agents[agent].get("prompt") or "")
         target = agent or frame.function.name
+        settings = scope.agents.get(agent, {}) if agent else {}
+        persist = settings.get("persist")
+        model = settings.get("model")
         ask = Ask(
             kind=kind,
             target=target,
@@ -488,6 +491,8 @@ class Interpreter:
             args=context,
             prompt=prompt,
             contract=frame.function.path or None,
+            persist=None if persist in (None, False) else str(persist).lower(),
+            model=str(model) if model is not None else None,
         )
         return self.step(frame, key, ask)
 
@@ -541,10 +546,10 @@ class Interpreter:
             return self.invocation(call, scope, frame, key)
         values = [self.value(arg["value"], scope, frame, key) for arg in node["args"]]
         builtins: dict[str, Callable[..., Any]] = {
-            "len": lambda x: len(x or []),
-            "length": lambda x: len(x or []),
-            "first": lambda x: (x or [None])[0],
-            "last": lambda x: (x or [None])[-1],
+            "len": lambda x: len(flow.items_of(x)),
+            "length": lambda x: len(flow.items_of(x)),
+            "first": lambda x: (flow.items_of(x) or [None])[0],
+            "last": lambda x: (flow.items_of(x) or [None])[-1],
         }
         if name in builtins and len(values) == 1:
             return builtins[name](values[0])

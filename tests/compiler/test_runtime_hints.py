@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from prosec.compiler.lint import parse_texts
 from prosec.compiler.passes.fingerprint import fingerprint
 from prosec.compiler.runtime_hints import RuntimeHints, check, lower
+
+from ..conftest import CORPUS, Runner
 
 HEAD = "---\nname: keeper\nkind: responsibility\nid: 0KEEPERHARB0VR000000000000\n---\n\n"
 MAINTAINS = "### Maintains\n\n- `log`: the log\n"
@@ -92,3 +96,25 @@ def test_a_delegate_that_cannot_be_bound_is_a_warning() -> None:
     (found,) = check(node)
     assert found.code == "runtime_setting_invalid" and "delegate `a/b`" in found.message
     assert lower(node) is None
+
+
+def test_explain_shows_the_runtime_hints(run_prosec: Runner) -> None:
+    lighthouse = CORPUS / "lighthouse-watch"
+    text = run_prosec("explain", "lighthouse-keeper", cwd=lighthouse)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[1] == (
+        "runtime: memory state/agents/lighthouse-keeper/ (persist: project), "
+        "model harbour-small, delegates tide-almanac"
+    )
+    data = json.loads(
+        run_prosec("explain", "lighthouse-keeper", "--format", "json", cwd=lighthouse).stdout
+    )
+    assert data["runtime"] == {
+        "persist": "project",
+        "model": "harbour-small",
+        "delegates": ["tide-almanac"],
+    }
+    plain = json.loads(
+        run_prosec("explain", "lamp-reports", "--format", "json", cwd=lighthouse).stdout
+    )
+    assert "runtime" not in plain

@@ -55,3 +55,17 @@ def test_version_needs_no_lint_machinery() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_version_answers_before_click_loads() -> None:
+    probe = (
+        "import sys\nsys.argv=['prosec','-V']\nfrom prosec.compiler.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('click', 'rich')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+    )
+    from prosec.compiler import __version__
+
+    assert result.stdout.strip().splitlines() == [f"prosec, version {__version__}", "exit 0", "[]"]

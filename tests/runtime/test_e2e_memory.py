@@ -193,3 +193,34 @@ def test_a_python_render_gets_its_memory_on_the_request(tmp_path: Path) -> None:
         .read_text()
         .startswith("# Segment 001\n")
     )
+
+
+def test_the_in_context_backend_keeps_memory_only_for_the_run(tmp_path: Path) -> None:
+    project = scoped(tmp_path, {"persist": "project"})
+    result = prosec(project.root, "run", ".", "--backend", "in-context")
+    assert result.returncode == 0, result.stderr
+    assert agent_log(project.root) == [
+        "keeper model=unspecified scope=project segment=keeper-001.md memory-in-prompt=yes"
+    ]
+    assert not (project.root / "state/agents").exists()  # nothing durable
+
+
+@pytest.mark.parametrize("blocker", ["folder-is-a-file", "memory-md-is-a-folder"])
+def test_an_unusable_memory_folder_fails_the_render_not_prosec(
+    tmp_path: Path, blocker: str
+) -> None:
+    project = scoped(tmp_path, {"persist": "project"})
+    folder = project.root / "state/agents/keeper"
+    if blocker == "folder-is-a-file":
+        folder.parent.mkdir(parents=True)
+        folder.write_text("not a folder")
+    else:
+        (folder / "memory.md").mkdir(parents=True)
+    result = prosec(project.root, "run", ".", "--json")
+    assert result.returncode == 1, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    receipt = project.ledger("keeper")[-1]
+    assert receipt["status"] == "failed"
+    assert receipt["semantic_diff"]["error"] == "memory-unavailable"
+    assert str(folder) in receipt["semantic_diff"]["reason"]
+    assert not (project.root / "agent.log").exists()  # the agent never ran

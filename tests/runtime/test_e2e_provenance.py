@@ -53,11 +53,8 @@ def test_the_build_snapshots_every_source_by_digest(project: tuple[Path, dict[st
     listed = json.loads((root / "dist/sources.active.json").read_text())
     manifest = (root / "dist/manifest.active.json").read_bytes()
     assert listed["manifest"] == "sha256:" + hashlib.sha256(manifest).hexdigest()
-    assert sorted(listed["sources"]) == [
-        "src/lamp-reports.prose.md",
-        KEEPER,
-        "src/tide-almanac.prose.md",
-    ]
+    compiled = sorted(p.relative_to(root).as_posix() for p in (root / "src").glob("*.prose.md"))
+    assert KEEPER in compiled and sorted(listed["sources"]) == compiled
     for path, digest in listed["sources"].items():
         blob = root / "dist/sources" / digest.removeprefix("sha256:")
         assert blob.read_bytes() == (root / path).read_bytes()
@@ -144,5 +141,43 @@ def test_old_blobs_are_pruned_when_no_list_names_them(project: tuple[Path, dict[
     (root / KEEPER).write_text((root / KEEPER).read_text() + "\nTwo.\n")
     assert prosec(root, "build", env=env).returncode == 0
     after = set(os.listdir(root / "dist/sources"))
-    # the next and the active list's sources are kept; the first build's keeper is gone
-    assert len(after) == 4 and len(before - after) == 1
+    # the next and the active list's sources are kept (each file once, the keeper twice);
+    # the first build's keeper is gone
+    files = len(list((root / "src").glob("*.prose.md")))
+    assert len(before) == files and len(after) == files + 1 and len(before - after) == 1
+
+
+@pytest.mark.parametrize("blocker", ["store-is-a-file", "blob-is-a-folder", "blob-is-a-link"])
+def test_a_build_replaces_whatever_took_the_stores_place(
+    project: tuple[Path, dict[str, str]], blocker: str
+) -> None:
+    root, env = project
+    listed = json.loads((root / "dist/sources.next.json").read_text())
+    blob = root / "dist/sources" / listed["sources"][KEEPER].removeprefix("sha256:")
+    if blocker == "store-is-a-file":
+        shutil.rmtree(root / "dist/sources")
+        (root / "dist/sources").write_text("not a store")
+    elif blocker == "blob-is-a-folder":
+        blob.unlink()
+        blob.mkdir()
+    else:
+        blob.unlink()
+        (root / "elsewhere.md").write_text("not the source")
+        blob.symlink_to(root / "elsewhere.md")
+    result = prosec(root, "build", "--no-cache", env=env)
+    assert result.returncode == 0, result.stderr
+    assert blob.is_file() and not blob.is_symlink()
+    assert blob.read_bytes() == (root / KEEPER).read_bytes()
+
+
+def test_activate_replaces_a_folder_in_place_of_the_active_list(
+    project: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = project
+    (root / "dist/sources.active.json").unlink()
+    (root / "dist/sources.active.json").mkdir()
+    result = prosec(root, "activate", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (root / "dist/sources.active.json").read_bytes() == (
+        root / "dist/sources.next.json"
+    ).read_bytes()

@@ -182,3 +182,34 @@ def test_bad_flag_and_bad_dotenv_are_usage_errors(tmp_path: Path) -> None:
     assert bad_env.returncode == 2
     assert f"{(project.root / '.env').resolve()}:1: OPENPROSE_MAX_PARALLEL" in bad_env.stderr
     assert "Traceback" not in bad_env.stderr
+
+
+def test_status_says_where_each_setting_came_from(tmp_path: Path) -> None:
+    project = agent_project(tmp_path, None, None)
+    (project.root / ".env").write_text("# team defaults\nOPENPROSE_DEFAULT_MODEL=dotenv-model\n")
+    result = cli(project.root, "status", "--json", env={"OPENPROSE_MAX_PARALLEL": "6"})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["settings"] == {
+        "jobs": {"value": 6, "from": "environment"},
+        "default_model": {"value": "dotenv-model", "from": f"{project.root / '.env'}:2"},
+    }
+    text = cli(project.root, "status").stdout
+    assert "settings: jobs 2 (from default), default model dotenv-model (from .env:2)" in text
+
+
+def test_a_program_file_run_passes_the_default_model_too(tmp_path: Path) -> None:
+    from ..conftest import REPO
+
+    root = tmp_path / "tea-timer"
+    shutil.copytree(REPO / "corpus" / "tea-timer", root)
+    (root / "prose.toml").write_text(
+        '[render.tea-timer]\nkind = "command"\n'
+        'command = ["sh", "-c", "echo $PROSEC_MODEL >> model.log; exec python3 renders/tea.py"]\n'
+    )
+    run = ("run", "src/tea-timer.prose.md", "--tea", "green", "--strength", "strong")
+    assert cli(root, *run).returncode == 0
+    (root / ".env").write_text("OPENPROSE_DEFAULT_MODEL=dotenv-model\n")
+    assert cli(root, *run).returncode == 0
+    result = cli(root, *run, "--model", "flag-model")
+    assert result.returncode == 0, result.stderr
+    assert (root / "model.log").read_text().split() == ["unspecified", "dotenv-model", "flag-model"]

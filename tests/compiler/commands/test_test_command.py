@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -324,13 +325,58 @@ def test_explain_shows_each_lowering(newsroom: Path, run_prosec: Runner) -> None
     assert "    → rendered: not (`breaking-desk` rendered in the last run)" in result.stdout
 
 
-def test_a_function_subject_is_refused_with_a_reason(tmp_path: Path, run_prosec: Runner) -> None:
+FAKE_AGENT = Path(__file__).parents[2] / "runtime" / "vm" / "fake_agent.py"
+
+
+def test_a_function_subject_runs_in_the_vm(tmp_path: Path, run_prosec: Runner) -> None:
+    """The fixtures are the function's parameters; it runs as `prosec run FILE` runs it
+    (its call answered by a fake agent CLI), and the checks read what it returned."""
     root = tmp_path / "p"
     shutil.copytree(CORPUS / "recipe-scaler", root)
-    result = run_prosec("test", "src", cwd=root)
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "ERROR" in result.stdout
-    assert "is a function: running a lone function needs" in result.stdout
+    (root / "table.json").write_text(json.dumps({"calls": {"serving-factor": {"factor": 2}}}))
+    command = json.dumps([sys.executable, str(FAKE_AGENT), "table.json", "agent.log"])
+    (root / "prose.toml").write_text(f'[render.default]\nkind = "agent"\ncommand = {command}\n')
+    write_test(
+        root,
+        "factor",
+        """
+        ---
+        name: test-factor
+        kind: test
+        subject: scale-recipe
+        ---
+
+        ### Fixtures
+
+        - `recipe`: a loaf of 500 g flour, serving 8
+        - `servings`: 16
+
+        ### Expects
+
+        - `scaled`: is 2
+
+        ### Expects Not
+
+        - `scaled`: is one of 1, 3
+        - `__error.md` exists
+        """,
+    )
+    out = tmp_path / "out"
+    result = run_prosec("test", "factor.test.prose.md", "--out", out, cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "test-factor ......................... PASS (3/3)" in result.stdout
+    assert (root / "agent.log").read_text().splitlines() == ["call serving-factor main/0"]
+    run = only_run(out, "test-factor")
+    assert json.loads((run / "vm" / "result.json").read_text()) == {"result": 2}
+    assert (run / "vm.log.md").read_text().rstrip().endswith("---test PASS (3/3 assertions)")
+    assert not (root / "runs").exists() and not (root / "state").exists()
+    # a parameter no fixture binds is an error of the test, reported, never prompted
+    (root / "factor.test.prose.md").write_text(
+        (root / "factor.test.prose.md").read_text().replace("- `servings`: 16\n", "")
+    )
+    missing = run_prosec("test", "factor.test.prose.md", "--out", out, cwd=root)
+    assert missing.returncode == 1
+    assert "! `servings` is a parameter no fixture binds of `scale-recipe`" in missing.stdout
 
 
 @pytest.mark.slow  # a pytest process of its own

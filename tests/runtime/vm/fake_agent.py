@@ -3,7 +3,7 @@
 `python3 fake_agent.py TABLE LOG`: reads the prompt on stdin (and ignores it), reads the
 step from `$PROSEC_INPUTS` (`call`: kind, target, key, args, prompt, question, options,
 returns), answers it from the JSON table TABLE and appends one line
-`{kind} {target} {key}` to LOG (so tests can count the steps really run).
+`{kind} {target} {key} {model}` to LOG (so tests can count the steps really run).
 
 The table:
 - `answers`: question text → an answer (true/false, or an option label), or a list of
@@ -65,7 +65,7 @@ def main() -> int:
             value = listed.get(name, f"{target}:{name}({args})")
             (out / f"{name}.json").write_text(json.dumps(value))
     with log.open("a") as handle:
-        handle.write(f"{kind} {target} {key}\n")
+        handle.write(f"{kind} {target} {key} {os.environ.get('PROSEC_MODEL', '')}\n")
     return 0
 
 

@@ -228,7 +228,9 @@ def test_each_call_gets_its_arguments_and_the_result_is_what_the_script_returns(
         'check-rise:note({"check": 2})',
         'check-rise:note({"check": 3})',
     ]
-    questions = [line for line in project.steps() if line.startswith("question")]
+    questions = [
+        " ".join(line.split(" ")[:3]) for line in project.steps() if line.startswith("question")
+    ]
     assert questions == [
         "question bread-proofing main/3@0?",
         "question bread-proofing main/3@1?",
@@ -279,3 +281,20 @@ def test_parallel_branches_are_bounded_by_jobs(tmp_path: Path) -> None:
     spans = _spans(project, three["run_id"])
     assert max(start for start, _ in spans) < min(end for _, end in spans)  # all at once
     assert one["result"] == three["result"]
+
+
+def test_a_persistent_agent_gets_its_memory_and_model_in_each_session(tmp_path: Path) -> None:
+    project = VmProject.create(tmp_path, "vm-sessions", "book-club")
+    outcome = project.run("--book", "Emma", "--questions", "why Knightley")
+    agents = project.run_dir(outcome["run_id"]) / "agents" / "host"
+    assert sorted(p.name for p in agents.iterdir()) == ["host-001.md", "host-002.md", "memory.md"]
+    assert (agents / "memory.md").read_text() == "# Agent Memory: host\n"
+    first = (agents / "host-001.md").read_text()
+    assert first.startswith("# Segment 001\n") and f"run: {outcome['run_id']}" in first
+    workspace = project.run_dir(outcome["run_id"]) / "workspace" / "host"
+    prompts = sorted(workspace.glob("*/__prompt.md"))
+    assert len(prompts) == 2
+    assert all(f"Your memory is at: {agents / 'memory.md'}" in p.read_text() for p in prompts)
+    assert all("Open the discussion of Emma" in p.read_text() for p in prompts[:1])
+    models = {line.split(" ")[1]: line.split(" ")[3] for line in project.steps()}
+    assert models == {"reading-time": "unspecified", "host": "sonnet", "book-club": "unspecified"}

@@ -143,3 +143,18 @@ def test_replay_reproduces_a_run_byte_for_byte(
     log_one = (one / "vm.log.md").read_text().splitlines()
     log_two = (two / "vm.log.md").read_text().splitlines()
     assert log_one[1:-1] == log_two[1:-1]  # but the run id and the end time
+
+
+def test_resume_refuses_a_damaged_journal_naming_its_line(tmp_path: Path) -> None:
+    project = VmProject.create(tmp_path, "vm-bindings", "packing-list")
+    crashed = project.prosec(
+        "run", project.entry, "--place", "Fife", "--nights", "3", env={"PROSEC_VM_CRASH_AFTER": "3"}
+    )
+    assert crashed.returncode == -9
+    run_id = _run_id(project)
+    path = project.run_dir(run_id) / "vm/journal.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0], lines[2]]) + "\n")
+    resumed = project.prosec("resume", run_id)
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
+    assert f"{path}:2" in resumed.stderr

@@ -160,3 +160,18 @@ def test_an_index_file_brings_only_its_folder(tmp_path: Path) -> None:
     assert sorted(summary["rendered"]) == ["breaking-desk", "wire-feed"]
     log = (root / "runs" / summary["run_id"] / "vm.log.md").read_text().splitlines()
     assert log[1] == "root: src/desk/index.prose.md"
+
+
+def test_a_bad_program_fails_its_run_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/count.prose.md").write_text(
+        "---\nname: count\nkind: function\n---\n\n# Count\n\n### Parameters\n\n"
+        "- `times`: how often\n\n### Returns\n\n- `done`: done\n\n### Execution\n\n"
+        "```prose\nlet done = []\nrepeat times:\n  append 1 to done\nreturn done\n```\n"
+    )
+    bad = _run(tmp_path, "src/count.prose.md", "--times", "many")
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "`repeat` needs a whole number, not 'many'" in bad.stderr
+    good = _run(tmp_path, "src/count.prose.md", "--times", "3")
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout) == [1, 1, 1]
