@@ -15,7 +15,7 @@ from ..conftest import CORPUS, Runner
 # move it; menu-board needs that dependency installed; wiring-cycle does not compile
 WITHOUT = {"invalid", "kitchen-lib", "menu-board", "wiring-cycle"}
 # the programs whose prose.toml binds renders, so their tests run here
-RUNNABLE = {"newsroom": (2, 1), "wiring-template": (1, 0)}
+RUNNABLE = {"newsroom": (2, 1), "tea-timer": (1, 0), "wiring-template": (1, 0)}
 
 
 def programs() -> list[Path]:
