@@ -15,7 +15,17 @@ from ..conftest import CORPUS, Runner
 # move it; menu-board needs that dependency installed; wiring-cycle does not compile
 WITHOUT = {"invalid", "kitchen-lib", "menu-board", "wiring-cycle"}
 # the programs whose prose.toml binds renders, so their tests run here
-RUNNABLE = {"newsroom": (2, 1), "tea-timer": (1, 0), "wiring-template": (1, 0)}
+RUNNABLE = {
+    "choir-rehearsals": (1, 0),
+    "lighthouse-watch": (1, 0),
+    "museum-loans": (1, 0),
+    "newsroom": (2, 1),
+    "tea-timer": (1, 0),
+    "wiring-fan-in": (1, 0),
+    "wiring-named-truth": (1, 0),
+    "wiring-self-driven": (1, 0),
+    "wiring-template": (1, 0),
+}
 
 
 def programs() -> list[Path]:
@@ -47,6 +57,6 @@ def test_programs_with_renders_pass_their_tests(
     root = tmp_path / program
     shutil.copytree(CORPUS / program, root, ignore=shutil.ignore_patterns("dist", "runs", "state"))
     passed, failed = RUNNABLE[program]
-    result = run_prosec("test", ".", "--out", tmp_path / "out", cwd=root)
+    result = run_prosec("test", ".", "--recursive", "--out", tmp_path / "out", cwd=root)
     assert result.returncode == (1 if failed else 0), result.stdout + result.stderr
     assert result.stdout.startswith(f"Results: {passed} passed, {failed} failed, 0 errors\n")
