@@ -2,8 +2,8 @@
 real CLI.
 
 Test tiers (see the README): `make test` needs nothing beside the checkout; tests marked
-`conformance` read the upstream corpus at $UPSTREAM and the reference vectors at
-$REFERENCE_VECTORS; `postgres` tests use the server `postgres_server.py` finds or starts.
+`conformance` read the upstream corpus at $UPSTREAM, the reference vectors at
+$REFERENCE_VECTORS and the seed documents at $SEEDS; `postgres` tests use the server `postgres_server.py` finds or starts.
 """
 
 from __future__ import annotations

@@ -432,8 +432,12 @@ def resume(
     require_dir(root)  # before the run is looked up: a ROOT that is a loop or a file is exit 2
     with user_errors():
         load_config(root)  # a bad prose.toml is reported first, as by every command
+    vm_run = False
+    try:  # a program file run resumes from its journal; anything else as below
         candidate = RunDir(resolve_run(root, run_ref))
         vm_run = candidate.info().get("kind") == "vm"
+    except (OSError, ValueError):
+        pass  # reported below, after the project's own settings are checked
     if vm_run:
         from .run_file import resume_file
 

@@ -19,7 +19,7 @@ def all_commands() -> list[click.Command]:
 
 # The commands `prosec --help` lists; a new command is added here on purpose.
 COMMANDS = {
-    "activate", "build", "devtools", "explain", "graph", "inspect", "install", "lint",
+    "activate", "build", "db", "devtools", "explain", "graph", "inspect", "install", "lint",
     "lsp", "preflight", "receipts", "resume", "run", "serve", "status", "test", "tick", "trigger",
     "validate",
 }  # fmt: skip
