@@ -23,6 +23,8 @@ KNOWN_RUNNABLE = {
     "museum-loans",
     "newsroom",
     "tea-timer",
+    "trail-conditions",
+    "weather-alerts",
     "wiring-fan-in",
     "wiring-named-truth",
     "wiring-self-driven",
