@@ -365,7 +365,9 @@ def test_a_function_subject_runs_in_the_vm(tmp_path: Path, run_prosec: Runner) -
     result = run_prosec("test", "factor.test.prose.md", "--out", out, cwd=root)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "test-factor ......................... PASS (3/3)" in result.stdout
-    assert (root / "agent.log").read_text().splitlines() == ["call serving-factor main/0"]
+    assert (root / "agent.log").read_text().splitlines() == [
+        "call serving-factor main/0 unspecified"
+    ]  # the fake logs the model too
     run = only_run(out, "test-factor")
     assert json.loads((run / "vm" / "result.json").read_text()) == {"result": 2}
     assert (run / "vm.log.md").read_text().rstrip().endswith("---test PASS (3/3 assertions)")
