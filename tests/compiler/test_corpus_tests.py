@@ -18,6 +18,7 @@ WITHOUT = {"invalid", "kitchen-lib", "menu-board", "wiring-cycle"}
 FAILING_ON_PURPOSE = {"newsroom": 1}
 # the programs known to bind renders: discovery must find at least these
 KNOWN_RUNNABLE = {
+    "bike-share",
     "choir-rehearsals",
     "lighthouse-watch",
     "museum-loans",
@@ -26,6 +27,7 @@ KNOWN_RUNNABLE = {
     "tide-tables",
     "trail-conditions",
     "weather-alerts",
+    "wiring-facets",
     "wiring-fan-in",
     "wiring-gateways",
     "wiring-named-truth",
