@@ -1,0 +1,32 @@
+"""The attendance roll's render: the singers coming to rehearsal, by voice part."""
+
+import json
+import os
+from pathlib import Path
+
+
+def read_inputs() -> dict[str, dict]:
+    """Each producer's published JSON files by stem (README: the render contract)."""
+    pinned = json.loads(Path(os.environ["PROSEC_INPUTS"]).read_text(encoding="utf-8"))
+    inputs: dict[str, dict] = {}
+    for item in pinned["inputs"]:
+        folder = Path(item["path"]) if item["path"] else None
+        files = sorted(folder.rglob("*.json")) if folder and folder.is_dir() else []
+        inputs[item["producer"]] = {f.stem: json.loads(f.read_text("utf-8")) for f in files}
+    return inputs
+
+
+def publish(truth: dict) -> None:
+    """One JSON file per maintained field in the staging folder PROSEC_OUTPUT."""
+    output = Path(os.environ["PROSEC_OUTPUT"])
+    for field, value in truth.items():
+        (output / f"{field}.json").write_text(json.dumps(value, sort_keys=True), "utf-8")
+
+
+replies = read_inputs()["rehearsal-replies"].get("replies", [])
+parts = {"soprano": "sopranos", "alto": "altos", "tenor": "tenors", "bass": "basses"}
+roll: dict[str, list[str]] = {field: [] for field in parts.values()}
+for reply in replies:
+    if reply.get("coming") and reply.get("part") in parts:
+        roll[parts[reply["part"]]].append(str(reply["singer"]))
+publish(roll)

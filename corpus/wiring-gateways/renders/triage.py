@@ -1,0 +1,36 @@
+"""The triage's render: open tickets routed to one queue per topic, each with its owner."""
+
+import json
+import os
+from pathlib import Path
+
+
+def read_inputs() -> dict[str, dict]:
+    """Each producer's published JSON files by stem (README: the render contract)."""
+    pinned = json.loads(Path(os.environ["PROSEC_INPUTS"]).read_text(encoding="utf-8"))
+    inputs: dict[str, dict] = {}
+    for item in pinned["inputs"]:
+        folder = Path(item["path"]) if item["path"] else None
+        files = sorted(folder.rglob("*.json")) if folder and folder.is_dir() else []
+        inputs[item["producer"]] = {f.stem: json.loads(f.read_text("utf-8")) for f in files}
+    return inputs
+
+
+def publish(truth: dict) -> None:
+    """One JSON file per maintained field in the staging folder PROSEC_OUTPUT."""
+    output = Path(os.environ["PROSEC_OUTPUT"])
+    for field, value in truth.items():
+        (output / f"{field}.json").write_text(json.dumps(value, sort_keys=True), "utf-8")
+
+
+OWNERS = {"billing": "accounts desk", "outage": "on-call engineer"}
+tickets = read_inputs()["support-webhook"].get("tickets", [])
+queues: dict[str, list[str]] = {}
+for ticket in tickets:
+    queues.setdefault(str(ticket.get("topic", "general")), []).append(str(ticket["id"]))
+publish({
+    "queues": [
+        {"team": team, "owner": OWNERS.get(team, "support lead"), "tickets": ids}
+        for team, ids in sorted(queues.items())
+    ]
+})
