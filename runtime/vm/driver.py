@@ -90,9 +90,8 @@ def start_vm(
     replay: Path | None = None,
 ) -> VmOutcome:
     program = Program.from_json(raw["vm"])
-    replayed = None
     if replay is not None:
-        replayed = Journal.open(replay / JOURNAL).effects()
+        Journal.open(replay / JOURNAL)  # verified before the run is created
     sources = [str(s["path"]) for s in raw.get("sources", [])]
     info = {
         "kind": "vm",
@@ -117,7 +116,7 @@ def start_vm(
         upstream=[],
         info=info,
     )
-    return _execute(settings, program, run, given, replayed, fresh=True)
+    return _execute(settings, program, run, given, replay, fresh=True)
 
 
 def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
@@ -127,10 +126,8 @@ def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
     kill_survivors(settings.root / "runs")  # renders the interrupted runner left running
     info = run.info()
     given = {str(k): str(v) for k, v in dict(info.get("inputs", {})).items()}
-    replayed = None
-    if info.get("replay"):
-        replayed = Journal.open(settings.root / "runs" / str(info["replay"]) / JOURNAL).effects()
-    return _execute(settings, Program.from_json(raw["vm"]), run, given, replayed, fresh=False)
+    replay = settings.root / "runs" / str(info["replay"]) if info.get("replay") else None
+    return _execute(settings, Program.from_json(raw["vm"]), run, given, replay, fresh=False)
 
 
 def _execute(
@@ -138,7 +135,7 @@ def _execute(
     program: Program,
     run: RunDir,
     given: Mapping[str, str],
-    replayed: Mapping[str, Any] | None,
+    replay: Path | None,
     *,
     fresh: bool,
 ) -> VmOutcome:
@@ -156,7 +153,7 @@ def _execute(
                 metadata={"kind": "vm", "entry": program.entry},
                 resumed=not fresh,
             )
-        outcome = _locked(settings, program, run, given, replayed)
+        outcome = _locked(settings, program, run, given, replay)
         if state is not None:
             _record_bindings(state, run, given, outcome.ok)
             state.end_run(run.run_id, RunStatus.COMPLETED if outcome.ok else RunStatus.FAILED)
@@ -198,10 +195,11 @@ def _locked(
     program: Program,
     run: RunDir,
     given: Mapping[str, str],
-    replayed: Mapping[str, Any] | None,
+    replay: Path | None,
 ) -> VmOutcome:
     remove_leftovers(run.path)  # temp files of writes a kill interrupted
     journal = Journal.open(run.path / JOURNAL)
+    replayed = _follow(journal, replay)
     if settings.checkpoint is not None:  # counts the lines of every journal of the run
         counter = itertools.count(1)
         checkpoint = settings.checkpoint
@@ -250,7 +248,7 @@ def _locked(
         perform=invoker.run,
         emit=Recorder(forward=emit),
         replay=replayed,
-        nest=_nester(settings, program, run.path, run.run_id, invoker),
+        nest=_nester(settings, program, run.path, run.run_id, invoker, replay),
     )
     try:
         try:
@@ -259,6 +257,8 @@ def _locked(
             raise ProseError(
                 "the program nests too deeply (calls or blocks inside themselves)"
             ) from None
+        finally:
+            journal.flush()
     except ProseError as error:
         message = _message(error.value)
         log.close(f"---error {utc_now()} {message}")
@@ -274,8 +274,23 @@ def _locked(
     return VmOutcome(run=run, ok=True, result=result, performed=tuple(interpreter.performed))
 
 
+def _follow(journal: Journal, replay: Path | None) -> dict[str, Any] | None:
+    """A replay's recorded steps by key, and `journal` set to write them in their
+    recorded order (None when the run is not a replay)."""
+    if replay is None:
+        return None
+    original = Journal.open(replay / JOURNAL)
+    journal.follow(original.keys())
+    return original.effects()
+
+
 def _nester(
-    settings: VmSettings, program: Program, parent: Path, run_id: str, invoker: Invoker
+    settings: VmSettings,
+    program: Program,
+    parent: Path,
+    run_id: str,
+    invoker: Invoker,
+    replay: Path | None = None,
 ) -> Callable[[str, Mapping[str, str], dict[str, Any], str], Any]:
     """Runs a `use`d program called as `handle` in `parent/imports/{handle}--{entry}/`, a
     run folder of its own (compiled-intent.json, root.prose.md, sources/, workspace/,
