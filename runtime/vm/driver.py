@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
 from ..userjson import loads
 from .calls import Invoker, bind_for
-from .interp import Interpreter, Program, ProseError
+from .interp import Interpreter, Program, ProseError, Unrecorded
 from .journal import JOURNAL, Journal
 from .narrate import Event, InContext, Recorder, VmLog
 
@@ -295,16 +296,29 @@ def _nester(
     """Runs a `use`d program called as `handle` in `parent/imports/{handle}--{entry}/`, a
     run folder of its own (compiled-intent.json, root.prose.md, sources/, workspace/,
     world-model/caller/, vm.log.md, vm/journal.jsonl, imports/ for its own imports).
-    Its steps are keyed under the calling step, so several calls share the folder and a
-    resumed run continues a nested run where it stopped."""
+    Each call has a folder of its own: the first `{handle}--{slug}`, the next ones
+    `{handle}--{slug}-002`, `-003`, … (3 digits, 4 past 999, as agent memory segments
+    are numbered), in the order the calls start. `vm/call.json` names the calling step,
+    so a resumed run continues each nested run where it stopped, and a replay lays its
+    nested runs out under the names the replayed run gave them and replays each from
+    the replayed nested journal."""
+    allocating = threading.Lock()
 
     def nest(handle: str, spec: Mapping[str, str], args: dict[str, Any], key: str) -> Any:
         nested = program.nested(spec)
-        folder = parent / "imports" / f"{safe_name(handle)}--{safe_name(nested.entry)}"
-        if not folder.is_dir():
-            _lay_out(parent, folder, nested, run_id)
+        base = f"{safe_name(handle)}--{safe_name(nested.entry)}"
+        with allocating:
+            folder = _call_folder(parent / "imports", key)
+            recorded = _call_folder(replay / "imports", key) if replay is not None else None
+            if replay is not None and recorded is None:
+                raise Unrecorded(key)  # the replay takes the call's recorded result
+            if folder is None:
+                name = recorded.name if recorded is not None else _free(parent / "imports", base)
+                folder = parent / "imports" / name
+                _lay_out(parent, folder, nested, run_id, key)
         remove_leftovers(folder)
         journal = Journal.open(folder / JOURNAL)
+        replayed = _follow(journal, recorded)
         if settings.checkpoint is not None:
             journal.on_record = settings.checkpoint
         log = VmLog(folder / "vm.log.md")
@@ -335,10 +349,14 @@ def _nester(
             journal=journal,
             perform=sub.run,
             emit=log,
-            nest=_nester(settings, nested, folder, run_id, sub),
+            replay=replayed,
+            nest=_nester(settings, nested, folder, run_id, sub, recorded),
         )
         try:
-            value = interpreter.run(args, key=f"{key}>main")
+            try:
+                value = interpreter.run(args, key=f"{key}>main")
+            finally:
+                journal.flush()
         except ProseError as error:
             log.close(f"---error {utc_now()} {_message(error.value)}")
             raise
@@ -348,7 +366,32 @@ def _nester(
     return nest
 
 
-def _lay_out(parent: Path, folder: Path, program: Program, run_id: str) -> None:
+def _call_folder(imports: Path, key: str) -> Path | None:
+    """The nested run folder of the call journaled as `key`, if one was laid out."""
+    if not imports.is_dir():
+        return None
+    for folder in sorted(imports.iterdir()):
+        marker = folder / "vm" / "call.json"
+        if folder.name.startswith(".") or not marker.is_file():
+            continue
+        found = loads(marker.read_bytes(), source=str(marker))
+        if isinstance(found, dict) and found.get("key") == key:
+            return folder
+    return None
+
+
+def _free(imports: Path, base: str) -> str:
+    """`base` if no call took it yet, else `base-NNN` with the first free number."""
+    if not (imports / base).exists():
+        return base
+    for number in itertools.count(2):
+        name = f"{base}-{number:03d}"
+        if not (imports / name).exists():
+            return name
+    raise AssertionError("unreachable")
+
+
+def _lay_out(parent: Path, folder: Path, program: Program, run_id: str, key: str) -> None:
     """A nested run folder, built under a hidden name and renamed whole."""
     building = folder.with_name(f".new-{folder.name}")
     shutil.rmtree(building, ignore_errors=True)
@@ -373,6 +416,7 @@ def _lay_out(parent: Path, folder: Path, program: Program, run_id: str) -> None:
         atomic_write_bytes(building / "root.prose.md", root_source.read_bytes())
     header = f"# run:{run_id}/{folder.name} {program.entry}\nroot: {program.target}\n\n"
     atomic_write_text(building / "vm.log.md", header)
+    atomic_write_bytes(building / "vm" / "call.json", canonical_json({"key": key}) + b"\n")
     os.rename(building, folder)
 
 
