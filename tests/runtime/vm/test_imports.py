@@ -114,3 +114,45 @@ def test_each_call_of_the_same_alias_gets_its_own_nested_run_folder(tmp_path: Pa
     ]
     keys_cut = [line.split(" ")[2] for line in cut.steps()]
     assert len(keys_cut) == len(set(keys_cut)) == len(project.steps())
+
+
+def _tree(folder: Path, run_id: str) -> dict[str, bytes]:
+    """Every file of a run folder but the renders' scratch (a replay runs none), the run id and end times
+    blanked (vm.log.md headers name the run; `---end` lines carry a timestamp)."""
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if not path.is_file() or {"workspace", "staging", "receipts"} & set(rel.split("/")):
+            continue
+        if rel.endswith(("vm/lock", "run.json")):
+            continue
+        data = path.read_bytes().replace(run_id.encode(), b"RUN")
+        if path.name == "vm.log.md":
+            data = b"\n".join(
+                line.split(b" ")[0] if line.startswith(b"---") else line
+                for line in data.splitlines()
+            )
+        files[rel] = data
+    return files
+
+
+@pytest.mark.parametrize(
+    ("entry", "args"),
+    [("tea-party", ["--guests", "4"]), ("tea-for-two", ["--first", "assam", "--second", "chai"])],
+)
+def test_a_replay_rebuilds_the_imports_from_the_recorded_nested_runs(
+    tmp_path: Path, entry: str, args: list[str]
+) -> None:
+    project = VmProject.create(tmp_path, "vm-imports", entry)
+    first = project.run(*args)
+    steps = project.steps()
+    project.table({"fail": ["everything"], "answers": {}})  # a replay asks no render
+    second = project.run(*args, "--replay", first["run_id"])
+    assert project.steps() == steps and second["result"] == first["result"]
+    one, two = project.run_dir(first["run_id"]), project.run_dir(second["run_id"])
+    nested = sorted(p.relative_to(one) for p in one.rglob("imports/*") if p.is_dir())
+    assert nested == sorted(p.relative_to(two) for p in two.rglob("imports/*") if p.is_dir())
+    assert len(nested) == (2 if entry == "tea-party" else 4)
+    a, b = _tree(one, first["run_id"]), _tree(two, second["run_id"])
+    assert [k for k in a if "imports/" in k and k.endswith("journal.jsonl")]
+    assert a == b
