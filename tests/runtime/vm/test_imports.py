@@ -117,8 +117,9 @@ def test_each_call_of_the_same_alias_gets_its_own_nested_run_folder(tmp_path: Pa
 
 
 def _tree(folder: Path, run_id: str) -> dict[str, bytes]:
-    """Every file of a run folder but the renders' scratch (a replay runs none), the run id and end times
-    blanked (vm.log.md headers name the run; `---end` lines carry a timestamp)."""
+    """Every file of a run folder but the renders' scratch (a replay runs none), with
+    the run id and end times blanked (vm.log.md headers name the run; `---end` lines
+    carry a timestamp)."""
     files = {}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder).as_posix()
