@@ -114,6 +114,8 @@ class RenderRequest:
             binding's `model`, which wins over `default_model`.
         default_model: `--model`, `OPENPROSE_DEFAULT_MODEL` (`.env`, then the
             environment), `[run] default_model`, else `unspecified`.
+        step: A VM step's name (its workspace folder `workspace/{node}/{step}/`), else
+            "" for a node render.
     """
 
     run_id: str
@@ -136,6 +138,7 @@ class RenderRequest:
     memory: AgentMemory | None = None
     model: str | None = None
     default_model: str = "unspecified"
+    step: str = ""  # a VM step's workspace folder name (empty for a node render)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,6 +3,11 @@
 `dir` (relative to ROOT, confined to it) holds `<node>/`: its files become the published
 artifact, except `__error.md` and `__attest.json`, which go to the workspace as a real
 render would write them.
+
+A VM step (`prosec run FILE`: a call, session or question, see `runtime/vm/calls.py`)
+takes `<dir>/<node>/<step>/` when it exists (`<step>` is the step's folder under
+`workspace/<node>/`, so each call, loop iteration and question of a node has its own
+recording), else `<dir>/<node>/` as a node render does.
 """
 
 from __future__ import annotations
@@ -41,6 +46,13 @@ class ReplayRenderer:
             recorded = confined(self.directory, request.node, "replay recording")
         except PathEscapeError as exc:
             return RenderOutcome(ok=False, error="replay", detail=str(exc))
+        if request.step:
+            try:
+                step = confined(recorded, request.step, "replay recording")
+            except PathEscapeError as exc:
+                return RenderOutcome(ok=False, error="replay", detail=str(exc))
+            if step.is_dir():
+                recorded = step
         if not recorded.is_dir():
             return RenderOutcome(ok=False, error="replay", detail=f"no recording at {recorded}")
         for path in sorted(recorded.rglob("*")):

@@ -158,6 +158,7 @@ class Invoker:
             memory=memory,
             model=ask.model,
             default_model=self.default_model,
+            step=step,
         )
         assert self._gate is not None
         with self._gate:

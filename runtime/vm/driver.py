@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
 from ..userjson import loads
 from .calls import Invoker, bind_for
-from .interp import Interpreter, Program, ProseError
+from .interp import Interpreter, Program, ProseError, Unrecorded
 from .journal import JOURNAL, Journal
 from .narrate import Event, InContext, Recorder, VmLog
 
@@ -90,9 +91,8 @@ def start_vm(
     replay: Path | None = None,
 ) -> VmOutcome:
     program = Program.from_json(raw["vm"])
-    replayed = None
     if replay is not None:
-        replayed = Journal.open(replay / JOURNAL).effects()
+        Journal.open(replay / JOURNAL)  # verified before the run is created
     sources = [str(s["path"]) for s in raw.get("sources", [])]
     info = {
         "kind": "vm",
@@ -117,7 +117,7 @@ def start_vm(
         upstream=[],
         info=info,
     )
-    return _execute(settings, program, run, given, replayed, fresh=True)
+    return _execute(settings, program, run, given, replay, fresh=True)
 
 
 def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
@@ -127,10 +127,8 @@ def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
     kill_survivors(settings.root / "runs")  # renders the interrupted runner left running
     info = run.info()
     given = {str(k): str(v) for k, v in dict(info.get("inputs", {})).items()}
-    replayed = None
-    if info.get("replay"):
-        replayed = Journal.open(settings.root / "runs" / str(info["replay"]) / JOURNAL).effects()
-    return _execute(settings, Program.from_json(raw["vm"]), run, given, replayed, fresh=False)
+    replay = settings.root / "runs" / str(info["replay"]) if info.get("replay") else None
+    return _execute(settings, Program.from_json(raw["vm"]), run, given, replay, fresh=False)
 
 
 def _execute(
@@ -138,7 +136,7 @@ def _execute(
     program: Program,
     run: RunDir,
     given: Mapping[str, str],
-    replayed: Mapping[str, Any] | None,
+    replay: Path | None,
     *,
     fresh: bool,
 ) -> VmOutcome:
@@ -156,7 +154,7 @@ def _execute(
                 metadata={"kind": "vm", "entry": program.entry},
                 resumed=not fresh,
             )
-        outcome = _locked(settings, program, run, given, replayed)
+        outcome = _locked(settings, program, run, given, replay)
         if state is not None:
             _record_bindings(state, run, given, outcome.ok)
             state.end_run(run.run_id, RunStatus.COMPLETED if outcome.ok else RunStatus.FAILED)
@@ -198,10 +196,11 @@ def _locked(
     program: Program,
     run: RunDir,
     given: Mapping[str, str],
-    replayed: Mapping[str, Any] | None,
+    replay: Path | None,
 ) -> VmOutcome:
     remove_leftovers(run.path)  # temp files of writes a kill interrupted
     journal = Journal.open(run.path / JOURNAL)
+    replayed = _follow(journal, replay)
     if settings.checkpoint is not None:  # counts the lines of every journal of the run
         counter = itertools.count(1)
         checkpoint = settings.checkpoint
@@ -250,7 +249,7 @@ def _locked(
         perform=invoker.run,
         emit=Recorder(forward=emit),
         replay=replayed,
-        nest=_nester(settings, program, run.path, run.run_id, invoker),
+        nest=_nester(settings, program, run.path, run.run_id, invoker, replay),
     )
     try:
         try:
@@ -259,6 +258,8 @@ def _locked(
             raise ProseError(
                 "the program nests too deeply (calls or blocks inside themselves)"
             ) from None
+        finally:
+            journal.flush()
     except ProseError as error:
         message = _message(error.value)
         log.close(f"---error {utc_now()} {message}")
@@ -274,22 +275,50 @@ def _locked(
     return VmOutcome(run=run, ok=True, result=result, performed=tuple(interpreter.performed))
 
 
+def _follow(journal: Journal, replay: Path | None) -> dict[str, Any] | None:
+    """A replay's recorded steps by key, and `journal` set to write them in their
+    recorded order (None when the run is not a replay)."""
+    if replay is None:
+        return None
+    original = Journal.open(replay / JOURNAL)
+    journal.follow(original.keys())
+    return original.effects()
+
+
 def _nester(
-    settings: VmSettings, program: Program, parent: Path, run_id: str, invoker: Invoker
+    settings: VmSettings,
+    program: Program,
+    parent: Path,
+    run_id: str,
+    invoker: Invoker,
+    replay: Path | None = None,
 ) -> Callable[[str, Mapping[str, str], dict[str, Any], str], Any]:
     """Runs a `use`d program called as `handle` in `parent/imports/{handle}--{entry}/`, a
     run folder of its own (compiled-intent.json, root.prose.md, sources/, workspace/,
     world-model/caller/, vm.log.md, vm/journal.jsonl, imports/ for its own imports).
-    Its steps are keyed under the calling step, so several calls share the folder and a
-    resumed run continues a nested run where it stopped."""
+    Each call has a folder of its own: the first `{handle}--{slug}`, the next ones
+    `{handle}--{slug}-002`, `-003`, … (3 digits, 4 past 999, as agent memory segments
+    are numbered), in the order the calls start. `vm/call.json` names the calling step,
+    so a resumed run continues each nested run where it stopped, and a replay lays its
+    nested runs out under the names the replayed run gave them and replays each from
+    the replayed nested journal."""
+    allocating = threading.Lock()
 
     def nest(handle: str, spec: Mapping[str, str], args: dict[str, Any], key: str) -> Any:
         nested = program.nested(spec)
-        folder = parent / "imports" / f"{safe_name(handle)}--{safe_name(nested.entry)}"
-        if not folder.is_dir():
-            _lay_out(parent, folder, nested, run_id)
+        base = f"{safe_name(handle)}--{safe_name(nested.entry)}"
+        with allocating:
+            folder = _call_folder(parent / "imports", key)
+            recorded = _call_folder(replay / "imports", key) if replay is not None else None
+            if replay is not None and recorded is None:
+                raise Unrecorded(key)  # the replay takes the call's recorded result
+            if folder is None:
+                name = recorded.name if recorded is not None else _free(parent / "imports", base)
+                folder = parent / "imports" / name
+                _lay_out(parent, folder, nested, run_id, key)
         remove_leftovers(folder)
         journal = Journal.open(folder / JOURNAL)
+        replayed = _follow(journal, recorded)
         if settings.checkpoint is not None:
             journal.on_record = settings.checkpoint
         log = VmLog(folder / "vm.log.md")
@@ -320,10 +349,14 @@ def _nester(
             journal=journal,
             perform=sub.run,
             emit=log,
-            nest=_nester(settings, nested, folder, run_id, sub),
+            replay=replayed,
+            nest=_nester(settings, nested, folder, run_id, sub, recorded),
         )
         try:
-            value = interpreter.run(args, key=f"{key}>main")
+            try:
+                value = interpreter.run(args, key=f"{key}>main")
+            finally:
+                journal.flush()
         except ProseError as error:
             log.close(f"---error {utc_now()} {_message(error.value)}")
             raise
@@ -333,7 +366,32 @@ def _nester(
     return nest
 
 
-def _lay_out(parent: Path, folder: Path, program: Program, run_id: str) -> None:
+def _call_folder(imports: Path, key: str) -> Path | None:
+    """The nested run folder of the call journaled as `key`, if one was laid out."""
+    if not imports.is_dir():
+        return None
+    for folder in sorted(imports.iterdir()):
+        marker = folder / "vm" / "call.json"
+        if folder.name.startswith(".") or not marker.is_file():
+            continue
+        found = loads(marker.read_bytes(), source=str(marker))
+        if isinstance(found, dict) and found.get("key") == key:
+            return folder
+    return None
+
+
+def _free(imports: Path, base: str) -> str:
+    """`base` if no call took it yet, else `base-NNN` with the first free number."""
+    if not (imports / base).exists():
+        return base
+    for number in itertools.count(2):
+        name = f"{base}-{number:03d}"
+        if not (imports / name).exists():
+            return name
+    raise AssertionError("unreachable")
+
+
+def _lay_out(parent: Path, folder: Path, program: Program, run_id: str, key: str) -> None:
     """A nested run folder, built under a hidden name and renamed whole."""
     building = folder.with_name(f".new-{folder.name}")
     shutil.rmtree(building, ignore_errors=True)
@@ -358,6 +416,7 @@ def _lay_out(parent: Path, folder: Path, program: Program, run_id: str) -> None:
         atomic_write_bytes(building / "root.prose.md", root_source.read_bytes())
     header = f"# run:{run_id}/{folder.name} {program.entry}\nroot: {program.target}\n\n"
     atomic_write_text(building / "vm.log.md", header)
+    atomic_write_bytes(building / "vm" / "call.json", canonical_json({"key": key}) + b"\n")
     os.rename(building, folder)
 
 

@@ -42,6 +42,10 @@ _INTERP = re.compile(r"(?<!\\)\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}")
 _SIMPLE = re.compile(r"^(not\s+)?([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)$")
 
 
+class Unrecorded(Exception):
+    """A replayed `use` call whose nested run folder the replayed run does not have."""
+
+
 @dataclass(slots=True, kw_only=True)
 class Interpreter:
     program: Program
@@ -511,7 +515,13 @@ class Interpreter:
     ) -> Any:
         """`call alias` of a `use`d program: a nested run under imports/ (one step here)."""
         entry = self.journal.get(key)
-        if entry is None and self.replay is not None and key in self.replay:
+        if (
+            entry is None
+            and self.replay is not None
+            and (self.nest is None or key not in self.replay)
+        ):
+            if key not in self.replay:
+                raise ProseError(f"the replayed run has no step {key}")
             self.journal.record(key, "call", self.replay[key])
             entry = self.journal.get(key)
         if entry is None:
@@ -521,9 +531,13 @@ class Interpreter:
                 value: Any = {"ok": self.nest(handle, spec, args, key)}
             except ProseError as error:
                 value = {"failed": {"error": "import-failed", "detail": str(error.value)}}
+            except Unrecorded:  # a replay whose nested run left no folder: its result
+                assert self.replay is not None
+                value = self.replay[key]
             self.journal.record(key, "call", value)
-            with self._lock:
-                self.performed.append(key)
+            if self.replay is None:
+                with self._lock:
+                    self.performed.append(key)
         else:
             value = entry["value"]
         if isinstance(value, dict) and "failed" in value:
