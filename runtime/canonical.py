@@ -27,6 +27,7 @@ the ``rfc8785`` library by property tests.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -131,12 +132,25 @@ def _orjson_fast(value: Any, *, trusted: bool) -> bytes | None:
         if kind is float:
             if not math.isfinite(value):
                 return None
-        elif kind not in _SCALAR_TYPES and orjson.loads(data) != value:
-            return None  # read back: equal only when every leaf was JSON and finite
+        elif kind not in _SCALAR_TYPES and not _reads_back(data, value):
+            return None
     return _repair(data)
 
 
 _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _reads_back(data: bytes, value: Any) -> bool:
+    """True when `data` parses back to a tree equal to `value`: every leaf was JSON and
+    finite. The cyclic GC is paused meanwhile (a JSON tree holds no cycles, and on a
+    large heap each generation-2 pass would rescan the copy being built)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return bool(orjson.loads(data) == value)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _fast(value: Any) -> bytes | None:
@@ -172,7 +186,7 @@ def _fix_floats(data: bytes) -> bytes:
     appears only inside strings, as an escape, so after masking escaped backslashes
     (`\\\\` → `__`, same length) and then escaped quotes, every `"` left delimits a string.
     """
-    masked = data.replace(b"\\\\", b"__").replace(b'\\"', b"__")
+    masked = data.replace(b"\\\\", b"__").replace(b'\\"', b"__") if b"\\" in data else data
     out: list[bytes] = []
     last = counted_to = quotes = 0
     hits = sorted(
