@@ -4,9 +4,9 @@ It also owns strict reading (`loads_strict`): JSON that has a canonical form, re
 NaN, Infinity, numbers that overflow to infinity and values nested deeper than
 `MAX_DEPTH`, for every truth file, trigger payload and ledger line the runtime reads.
 
-This module is deliberately dependency-free (stdlib only): the compiler imports it to
-fingerprint contracts, and the runtime uses it for every token, receipt hash and
-content address.
+The compiler imports this module to fingerprint contracts, and the runtime uses it for
+every token, receipt hash and content address; its one dependency is orjson (a base
+dependency), the stdlib encoder and a pure-Python encoder being the exact fallbacks.
 
 Canonical JSON follows RFC 8785 (JCS) byte for byte, with two documented choices where
 strict RFC 8785 libraries refuse input that renders may produce:
@@ -16,31 +16,29 @@ strict RFC 8785 libraries refuse input that renders may produce:
 * a lone surrogate in a string is written as a lowercase ``\\udxxx`` escape, exactly as
   the upstream reference (ECMAScript ``JSON.stringify``) does.
 
-The fast path serializes with the C JSON encoder and proves afterwards that the result
-cannot differ from RFC 8785 (no float whose Python repr differs from the ECMAScript
-form, no supplementary-plane character that could reorder keys, no lone surrogate);
-otherwise it falls back to the exact pure-Python encoder. Both paths are checked against
+The fast path serializes with orjson (sorted keys) and proves afterwards that the result
+cannot differ from RFC 8785: NaN, infinity and non-JSON leaves are ruled out by reading
+the bytes back (skipped for trees from strict parsing), float tokens whose form differs
+from ECMAScript's (`X.0`, exponents) are rewritten in place, and a supplementary-plane
+character (whose UTF-16 order could reorder keys) or a lone surrogate sends the value to
+the stdlib encoder and then to the exact pure-Python encoder, subtree by subtree. Both paths are checked against
 the ``rfc8785`` library by property tests.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
 import re
 import struct
 from collections.abc import Iterable, Mapping
-from types import ModuleType
 from typing import Any
 
-from . import userjson
+import orjson
 
-_orjson: ModuleType | None
-try:  # optional accelerator; the stdlib encoder is the always-available fallback
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - orjson is a declared dependency
-    _orjson = None
+from . import userjson
 
 __all__ = [
     "FRAME_MAGIC",
@@ -88,20 +86,19 @@ _POINT_ZERO = re.compile(rb"\.0(?![0-9])")
 _EXPONENT = re.compile(rb"e[+-]")
 # A 4-byte UTF-8 sequence: a supplementary-plane character (sorts differently in UTF-16).
 _SUPPLEMENTARY = re.compile(rb"[\xf0-\xf4]")
-_NUMBER_BYTES = frozenset(b"0123456789+-.e")
 _DIGITS = frozenset(b"0123456789")
 
 
 def canonical_json(value: Any, *, finite: bool = False) -> bytes:
-    """Return the RFC 8785 canonical JSON bytes of `value` (fast path with proof).
+    """Return the RFC 8785 canonical JSON bytes of `value` (orjson with proof, else exact).
 
-    `finite=True` promises the value holds no NaN or infinity (it came from strict JSON
-    parsing, as every structured truth does); it enables the orjson encoder, which would
-    write NaN as null instead of refusing it.
+    orjson writes NaN and infinity as `null` and encodes a few non-JSON types (UUID,
+    enum members); unless `finite=True` promises a plain JSON tree without NaN or
+    infinity (it came from strict JSON parsing, as every structured truth does), its
+    bytes are proven by reading them back: the tree read back equals `value` only when
+    every leaf was a JSON value (a NaN read back as `None` never equals itself).
     """
-    data = _orjson_fast(value) if finite and _orjson is not None else None
-    if data is None:
-        data = _fast(value)
+    data = _orjson_fast(value, trusted=finite)
     if data is not None:
         return data
     # Something differs from RFC 8785 somewhere: re-encode container by container, so
@@ -111,15 +108,49 @@ def canonical_json(value: Any, *, finite: bool = False) -> bytes:
     return "".join(parts).encode("utf-8", "surrogatepass")
 
 
-def _orjson_fast(value: Any) -> bytes | None:
+# Types orjson would encode natively but RFC 8785 has no form for go to `default`,
+# which refuses them (UUID and enum members are caught by the read-back proof).
+_ORJSON_OPTIONS = (
+    orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+def _orjson_fast(value: Any, *, trusted: bool) -> bytes | None:
     """orjson's bytes, repaired like `_fast`'s; None when it cannot encode the value
-    (integers beyond 64 bits, lone surrogates, non-string keys)."""
-    assert _orjson is not None
+    exactly (integers beyond 64 bits, lone surrogates, non-string keys, tuples,
+    non-dict mappings, NaN or infinity, non-JSON types)."""
     try:
-        data: bytes = _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS)
-    except (TypeError, _orjson.JSONEncodeError):
+        data: bytes = orjson.dumps(value, default=_refuse, option=_ORJSON_OPTIONS)
+    except (TypeError, orjson.JSONEncodeError):
         return None
+    if not trusted:
+        kind = type(value)
+        if kind is float:
+            if not math.isfinite(value):
+                return None
+        elif kind not in _SCALAR_TYPES and not _reads_back(data, value):
+            return None
     return _repair(data)
+
+
+_SCALAR_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _reads_back(data: bytes, value: Any) -> bool:
+    """True when `data` parses back to a tree equal to `value`: every leaf was JSON and
+    finite. The cyclic GC is paused meanwhile (a JSON tree holds no cycles, and on a
+    large heap each generation-2 pass would rescan the copy being built)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return bool(orjson.loads(data) == value)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _fast(value: Any) -> bytes | None:
@@ -143,39 +174,57 @@ def _repair(data: bytes) -> bytes | None:
     return _fix_floats(data)
 
 
+# A float token that may differ from ECMAScript: its digits, then `.0` or an exponent.
+_FLOAT_TOKEN = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?")
+
+
 def _fix_floats(data: bytes) -> bytes:
-    """Rewrite the float tokens whose Python repr differs from ECMAScript's.
+    """Rewrite the float tokens whose Python/orjson repr differs from ECMAScript's.
 
     A hit may lie inside a string; it is a number token only when an
-    even number of unescaped quotes precedes it. In the C encoder's output a backslash
+    even number of unescaped quotes precedes it. In the encoders' output a backslash
     appears only inside strings, as an escape, so after masking escaped backslashes
-    (`\\\\` → `__`, same length) every `\\"` left is an escaped quote.
+    (`\\\\` → `__`, same length) and then escaped quotes, every `"` left delimits a string.
     """
-    masked = data.replace(b"\\\\", b"__")
+    masked = data.replace(b"\\\\", b"__").replace(b'\\"', b"__") if b"\\" in data else data
     out: list[bytes] = []
     last = counted_to = quotes = 0
     hits = sorted(
         [m.start() for m in _POINT_ZERO.finditer(data)]
         + [m.start() for m in _EXPONENT.finditer(data)]
     )
+    count = masked.count
+    match = _FLOAT_TOKEN.match
     for at in hits:
-        if at == 0 or data[at - 1] not in _DIGITS:
+        if at < last or at == 0 or data[at - 1] not in _DIGITS:
             continue  # a number token has a digit right before `.0` / `e`
-        start, end = at, at + 2
-        while start > 0 and data[start - 1] in _NUMBER_BYTES:
+        start = at - 1
+        while start > 0 and data[start - 1] in _MANTISSA:
             start -= 1
-        while end < len(data) and data[end] in _NUMBER_BYTES:
-            end += 1
-        if start < last:
-            continue
-        quotes += masked.count(b'"', counted_to, start) - masked.count(b'\\"', counted_to, start)
+        if start > 0 and data[start - 1] == 45:  # "-"
+            start -= 1
+        if start > 0 and data[start - 1] not in _BEFORE_VALUE:
+            continue  # a number token follows `:`, `,` or `[`; this is inside a string
+        quotes += count(b'"', counted_to, start)
         counted_to = start
         if quotes % 2:
             continue  # inside a string
-        out += [data[last:start], format_number(float(data[start:end])).encode("ascii")]
+        token = match(data, start)
+        assert token is not None
+        end = token.end()
+        text = data[start:end]
+        if b"e" not in text:  # `D.0`: an integral float below 1e16, ECMAScript's `D`
+            fixed = b"0" if text == b"-0.0" else text[:-2]
+        else:
+            fixed = format_number(float(text)).encode("ascii")
+        out += [data[last:start], fixed]
         last = end
     out.append(data[last:])
     return b"".join(out)
+
+
+_BEFORE_VALUE = frozenset(b":,[")
+_MANTISSA = frozenset(b"0123456789.")
 
 
 def canonical_json_slow(value: Any) -> bytes:
