@@ -210,23 +210,7 @@ def _run(
     result.run = str(run.path)
     seen = _observe(project, run, summary, subject)
     failed = next((f for f in summary.failed if f[0] == subject), None)
-    judgements = Judgements()
-    for check in plan["checks"]:
-        outcome = _decide(check, seen, judge, replay, judgements, subject)
-        result.assertions.append(
-            Assertion(
-                index=check["index"],
-                text=check["text"],
-                negated=check["negated"],
-                negative=bool(check.get("negative", check["negated"])),
-                op=check["op"],
-                ok=outcome.ok,
-                observed=outcome.observed,
-                decided_by=outcome.decided_by,
-            )
-        )
-    if judgements.records:
-        judgements.write(run.path / JUDGEMENTS)
+    _judge_all(plan, seen, result, judge, replay, run)
     undecided = [a for a in result.assertions if a.decided_by == "error"]
     # a test that expects the subject to fail (`__error.md` exists) checks the failure
     checks_error = any(not a.negated and a.op == "error_file" for a in result.assertions)
