@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..protocol import AgentRow, AgentScope, ImportRow, RunStatus, SegmentRow
+from ..runs import runs_in_order
 from .base import BackendError
 
 __all__ = ["SqlConnection", "SqlMemory"]
@@ -212,9 +213,16 @@ class SqlMemory:
         row stays: receipts reference it, and the ledger is append-only."""
         with self.db.transaction():
             rows = self._rows(
-                "SELECT id FROM {p}run WHERE status <> %s ORDER BY id DESC", RunStatus.RUNNING
+                "SELECT id FROM {p}run WHERE status <> %s ORDER BY started_at DESC, id DESC",
+                RunStatus.RUNNING,
             )
-            old = [str(r[0]) for r in rows[keep:]]
+            newest_first = [str(r[0]) for r in rows]
+            if self.runs is not None:
+                # ids (and SQLite's timestamps) have second resolution: two runs made in
+                # one second are ordered by their folders' creation, as `latest` is
+                position = {run.run_id: i for i, run in enumerate(runs_in_order(self.runs))}
+                newest_first.sort(key=lambda run_id: position.get(run_id, -1), reverse=True)
+            old = newest_first[keep:]
             pruned = []
             for run_id in old:
                 counts = [
