@@ -35,9 +35,10 @@ from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
 from ..userjson import loads
 from .calls import Invoker, bind_for
-from .interp import Interpreter, Program, ProseError, Unrecorded
+from .interp import Interpreter, Program, ProseError
 from .journal import JOURNAL, Journal
 from .narrate import Event, InContext, Recorder, VmLog
+from .nested import Unrecorded
 
 __all__ = ["VmOutcome", "VmSettings", "missing_inputs", "resume_vm", "start_vm"]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import flow
+from . import flow, nested
 from .calls import Ask, StepFailed
 from .journal import Journal
 from .narrate import Event, args_text
@@ -39,11 +39,14 @@ from .program import (
 __all__ = ["Function", "Interpreter", "Program", "ProseError"]
 
 _INTERP = re.compile(r"(?<!\\)\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}")
+# the one-argument builtins a script may apply to a value
+_BUILTINS: dict[str, Callable[[Any], Any]] = {
+    "len": lambda x: len(flow.items_of(x)),
+    "length": lambda x: len(flow.items_of(x)),
+    "first": lambda x: (flow.items_of(x) or [None])[0],
+    "last": lambda x: (flow.items_of(x) or [None])[-1],
+}
 _SIMPLE = re.compile(r"^(not\s+)?([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)$")
-
-
-class Unrecorded(Exception):
-    """A replayed `use` call whose nested run folder the replayed run does not have."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -383,7 +386,7 @@ class Interpreter:
         if t == "Apply":
             return self.apply(node, scope, frame, key)
         if t == "DoCall":
-            return self.do_call(node, scope, frame, key)
+            return nested.call_block(self, node, scope, frame, key)
         if t == "DoBlock":
             try:
                 return self.block(node["body"], Scope(scope), replace_path(frame, f"{key}.do"))
@@ -441,9 +444,9 @@ class Interpreter:
             function = self.program.functions.get(target)
             params = tuple(n for n, _ in function.parameters) if function else ()
             args = self.arguments(node, scope, frame, key, params)
-            imported = self._import_of(target, scope) if function is None else None
+            imported = nested.import_of(self, target, scope) if function is None else None
             if imported is not None:
-                value = self.import_step(frame, key, target, imported, args)
+                value = nested.import_step(self, frame, key, target, imported, args)
             elif function is not None and function.script is not None:
                 frame.emit(
                     Event(kind="block", name=target, detail=args_text(args), depth=frame.depth)
@@ -500,51 +503,6 @@ class Interpreter:
         )
         return self.step(frame, key, ask)
 
-    def _import_of(self, target: str, scope: Scope) -> Mapping[str, str] | None:
-        holder = scope.find(target)
-        bound = holder.vars[target] if holder is not None else None
-        if isinstance(bound, dict) and isinstance(bound.get("use"), str):
-            spec = self.program.imports.get(bound["use"])
-            if spec is None:
-                raise ProseError(f"`use {bound['use']!r}` names no program this run can load")
-            return spec
-        return None
-
-    def import_step(
-        self, frame: Frame, key: str, handle: str, spec: Mapping[str, str], args: dict[str, Any]
-    ) -> Any:
-        """`call alias` of a `use`d program: a nested run under imports/ (one step here)."""
-        entry = self.journal.get(key)
-        if (
-            entry is None
-            and self.replay is not None
-            and (self.nest is None or key not in self.replay)
-        ):
-            if key not in self.replay:
-                raise ProseError(f"the replayed run has no step {key}")
-            self.journal.record(key, "call", self.replay[key])
-            entry = self.journal.get(key)
-        if entry is None:
-            if self.nest is None:
-                raise ProseError(f"`{handle}`: nested programs cannot run here")
-            try:
-                value: Any = {"ok": self.nest(handle, spec, args, key)}
-            except ProseError as error:
-                value = {"failed": {"error": "import-failed", "detail": str(error.value)}}
-            except Unrecorded:  # a replay whose nested run left no folder: its result
-                assert self.replay is not None
-                value = self.replay[key]
-            self.journal.record(key, "call", value)
-            if self.replay is None:
-                with self._lock:
-                    self.performed.append(key)
-        else:
-            value = entry["value"]
-        if isinstance(value, dict) and "failed" in value:
-            frame.emit(Event(kind="fail", name=handle, detail="import-failed", depth=frame.depth))
-            raise ProseError(value["failed"])
-        return value.get("ok") if isinstance(value, dict) else value
-
     def apply(self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
         name = node["function"]
         function = self.program.functions.get(name)
@@ -559,39 +517,8 @@ class Interpreter:
             }
             return self.invocation(call, scope, frame, key)
         values = [self.value(arg["value"], scope, frame, key) for arg in node["args"]]
-        builtins: dict[str, Callable[..., Any]] = {
-            "len": lambda x: len(flow.items_of(x)),
-            "length": lambda x: len(flow.items_of(x)),
-            "first": lambda x: (flow.items_of(x) or [None])[0],
-            "last": lambda x: (flow.items_of(x) or [None])[-1],
-        }
-        if name in builtins and len(values) == 1:
-            return builtins[name](values[0])
+        if name in _BUILTINS and len(values) == 1:
+            return _BUILTINS[name](values[0])
         if name in scope.blocks:
-            return self.do_call({"block": name, "args": node["args"]}, scope, frame, key)
+            return nested.call_block(self, {"block": name, "args": node["args"]}, scope, frame, key)
         raise ProseError(f"line {node.get('line')}: `{name}` is not a function of this program")
-
-    def do_call(self, node: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
-        name = node["block"]
-        block = scope.blocks.get(name)
-        if block is None:
-            raise ProseError(f"no block `{name}`")
-        args = [self.value(arg["value"], scope, frame, key) for arg in node.get("args") or []]
-        inner = Scope(scope)
-        for param, value in zip(block["params"], args, strict=False):
-            inner.define(param, value)
-        frame.emit(
-            Event(
-                kind="block",
-                name=name,
-                detail=",".join(to_json(a) for a in args),
-                depth=frame.depth,
-            )
-        )
-        try:
-            self.block(block["body"], inner, replace_path(frame, f"{key}#{name}", frame.depth + 1))
-            value = None
-        except ReturnSignal as done:
-            value = done.value
-        frame.emit(Event(kind="block-done", name=name, depth=frame.depth))
-        return value
