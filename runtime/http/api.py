@@ -87,6 +87,8 @@ async def trigger(request: Request) -> Response:
     if worker is None:
         return error(405, "this server is read-only (prosec devtools)")
     gateway = request.path_params["gateway"]
+    if not settings.auth.may_trigger(request.headers):
+        return unauthorized()
     try:
         body = await read_body(request, settings.max_body)
     except BodyTooLarge:

@@ -66,6 +66,14 @@ class Auth:
                 return True
         return False
 
+    def may_trigger(self, headers: Mapping[str, str]) -> bool:
+        """Whether some body could authorize this trigger: a valid bearer token, or a
+        signature header while a webhook secret is set. Checked before the body is read,
+        so an unauthenticated caller learns nothing about the size limit and costs no read."""
+        if self.bearer_ok(headers):
+            return True
+        return bool(self.webhook_secret) and any(headers.get(n) for n in SIGNATURE_HEADERS)
+
     def trigger_ok(self, headers: Mapping[str, str], body: bytes) -> bool:
         """A trigger may be authorized by the bearer token or by a body signature."""
         return self.bearer_ok(headers) or self.signature_ok(headers, body)

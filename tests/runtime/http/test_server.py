@@ -152,6 +152,22 @@ def test_credentials_are_required_when_configured(tmp_path: Path) -> None:
         assert "t0k3n" not in status.text and "hook-secret" not in status.text
 
 
+def test_credentials_are_checked_before_the_body_is_read(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    auth = Auth(token="t0k3n-secret-value")
+    settings = settings_for(root.root, auth=auth, max_body=64, cadences=False)
+    with running(settings) as client:
+        big = b'{"x": "' + b"a" * 100 + b'"}'
+        stranger = client.post("/trigger/g", content=big)
+        assert stranger.status_code == 401  # not 413: the limit is not told to strangers
+        assert "64" not in stranger.text
+        # a signature header counts for nothing while no webhook secret is set
+        forged = client.post("/trigger/g", content=big, headers={"X-Prosec-Signature": "x"})
+        assert forged.status_code == 401
+        bearer = {"Authorization": "Bearer t0k3n-secret-value"}
+        assert client.post("/trigger/g", content=big, headers=bearer).status_code == 413
+
+
 def test_body_limits_and_malformed_json(tmp_path: Path) -> None:
     root = make(tmp_path)
     with running(settings_for(root.root, max_body=64, cadences=False)) as client:
