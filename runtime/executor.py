@@ -1,11 +1,13 @@
 """Executes reconciler plans: waves of renders (parallel, bounded by --jobs) and their
-commits (commit.py), in the main thread, with crash checkpoints around each step."""
+commits, grouped (groupcommit.py: the renders that finished within a short window
+commit together), in the main thread, with crash checkpoints around each step."""
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
 import json
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,9 +16,10 @@ from typing import Any
 from .agents import AgentMemory, MemoryUnavailable, open_memory, rotate
 from .backends.base import Backend, BackendError
 from .canonical import token
-from .commit import commit_and_sign, evaluate
+from .commit import evaluate
 from .delegation import Delegates, render_delegating
 from .fsio import atomic_write_bytes
+from .groupcommit import Commit, commit_group
 from .inbox import take_inbox
 from .intent import Intent
 from .keys import caller_key, clock_key, external_key
@@ -28,6 +31,7 @@ from .protocol import (
     Receipt,
     ReceiptStatus,
     RenderWake,
+    SemanticDiff,
     SlotKind,
     WakeSource,
     is_queued_wake,
@@ -57,11 +61,16 @@ CRASH_POINTS = (
     "after-render",
     "after-version",
     "after-pending",
+    "after-journal",  # group commit only: the journal is durable
     "after-ledger",
     "after-run-ledger",
     "after-publish",
     "after-log",
+    "after-apply",  # group commit only: every commit of the group applied, not synced
+    "after-sync",  # group commit only: synced, the journal not yet removed
 )
+# renders finished within this many seconds of the first uncommitted one commit together
+GROUP_WINDOW = 0.5
 
 _MARKS = {ReceiptStatus.RENDERED: "✓ rendered", ReceiptStatus.SKIPPED: "∅ skipped"}
 
@@ -177,12 +186,17 @@ class Engine:
                 (),
                 functools.partial(self._decide, caller=caller, external=external, wakes=wakes),
             )
+            skips = []
             for node, decision in plan.skips:
                 event += 1
                 wake = wakes.pop(node)
-                self._skip_without_render(run, node, decision, wake, f"{event}→ {node} ∅ skipped")
+                skips.append(self._skip_receipt(node, decision, wake, f"{event}→ {node} ∅ skipped"))
                 summary.skipped.append(node)
                 pending.discard(node)
+            self._commit(run, skips)
+            for item in skips:
+                self._tracker.settled(item.node, item.receipt["content_hash"])
+                self.options.on_event(Event(kind=EventKind.SKIPPED, node=item.node))
             for node in plan.drops:
                 pending.discard(node)
                 wakes.pop(node, None)
@@ -272,12 +286,22 @@ class Engine:
                 for job in jobs:
                     self.options.on_event(Event(kind=EventKind.START, node=job.node))
                     futures[pool.submit(self._render, job, run, str(event))] = job
-                for future in cf.as_completed(futures):
-                    job = futures[future]
-                    outcome = future.result()
-                    self.options.checkpoint("after-render", job.node)
-                    label = f"{event}{next(letters, '')}" if parallel else f"{event}"
-                    self._commit_render(run, job, outcome, label, summary, pending, wakes)
+                waiting: set[cf.Future[RenderOutcome]] = set(futures)
+                batch: list[tuple[_Job, RenderOutcome, str]] = []
+                since = 0.0
+                while waiting:
+                    left = max(0.0, since + GROUP_WINDOW - time.monotonic()) if batch else None
+                    done, waiting = cf.wait(waiting, left, return_when=cf.FIRST_COMPLETED)
+                    for future in sorted(done, key=lambda f: futures[f].node):
+                        job = futures[future]
+                        outcome = future.result()
+                        self.options.checkpoint("after-render", job.node)
+                        label = f"{event}{next(letters, '')}" if parallel else f"{event}"
+                        since = since if batch else time.monotonic()
+                        batch.append((job, outcome, label))
+                    if batch and (not waiting or time.monotonic() >= since + GROUP_WINDOW):
+                        self._commit_renders(run, batch, summary, pending, wakes)
+                        batch = []
                 self._tracker.wave_done()
             except BaseException:
                 # Ctrl-C, SIGTERM or an error stops the runner: no render may outlive it
@@ -455,16 +479,24 @@ class Engine:
 
     # -- commit-and-sign ------------------------------------------------------------------
 
-    def _commit_render(
+    def _commit_renders(
         self,
         run: RunDir,
-        job: _Job,
-        outcome: RenderOutcome,
-        label: str,
+        batch: list[tuple[_Job, RenderOutcome, str]],
         summary: RunSummary,
         pending: set[str],
         wakes: dict[str, Wake],
     ) -> None:
+        """Judge the finished renders of `batch`, commit them as one group, then wake
+        their subscribers."""
+        judged = [self._judge(run, job, outcome, label) for job, outcome, label in batch]
+        self._commit(run, [item for item, _, _ in judged])
+        for (item, status, diff), (job, _, _) in zip(judged, batch, strict=True):
+            self._committed(run, job, item.receipt, status, diff, summary, pending, wakes)
+
+    def _judge(
+        self, run: RunDir, job: _Job, outcome: RenderOutcome, label: str
+    ) -> tuple[Commit, ReceiptStatus, SemanticDiff]:
         node = job.node
         changed = self._changed_inputs(run, job)
         if changed and outcome.ok:
@@ -488,7 +520,20 @@ class Engine:
         )
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
-        self._commit(run, node, receipt, files, marker)
+        return Commit(node=node, receipt=receipt, files=files, marker=marker), status, diff
+
+    def _committed(
+        self,
+        run: RunDir,
+        job: _Job,
+        receipt: Receipt,
+        status: ReceiptStatus,
+        diff: SemanticDiff,
+        summary: RunSummary,
+        pending: set[str],
+        wakes: dict[str, Wake],
+    ) -> None:
+        node = job.node
         self._tracker.ended(node, status, receipt["content_hash"], diff)
         self._tracker.agent(job.request.memory)
         run.drop_staging(node, job.request.attempt)
@@ -506,9 +551,7 @@ class Engine:
                 wakes[subscriber] = wakes[subscriber].merge(wake) if subscriber in wakes else wake
                 pending.add(subscriber)
 
-    def _skip_without_render(
-        self, run: RunDir, node: str, decision: Decision, wake: Wake, marker: str
-    ) -> None:
+    def _skip_receipt(self, node: str, decision: Decision, wake: Wake, marker: str) -> Commit:
         head = self.heads[node]
         receipt = build_receipt(
             node=node,
@@ -520,9 +563,7 @@ class Engine:
             fingerprints=head.fingerprints(self.intent.nodes[node].facets),
             status=ReceiptStatus.SKIPPED,
         )
-        self._commit(run, node, receipt, None, marker)
-        self._tracker.settled(node, receipt["content_hash"])
-        self.options.on_event(Event(kind=EventKind.SKIPPED, node=node))
+        return Commit(node=node, receipt=receipt, files=None, marker=marker)
 
     def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> Cost:
         given = dict(outcome.cost or {})
@@ -537,22 +578,15 @@ class Engine:
             },
         }
 
-    def _commit(
-        self,
-        run: RunDir,
-        node: str,
-        receipt: Receipt,
-        files: dict[str, bytes] | None,
-        marker: str,
-    ) -> None:
-        address = commit_and_sign(
-            self.backend, run, node, receipt, files, marker, self.options.checkpoint
-        )
-        head = self.heads[node]
-        failed = receipt["status"] == ReceiptStatus.FAILED
-        self.heads[node] = NodeHead(last=receipt, last_ok=head.last_ok if failed else receipt)
-        if address is not None:
-            self._versions[node] = address
+    def _commit(self, run: RunDir, commits: list[Commit]) -> None:
+        addresses = commit_group(self.backend, run, commits, self.options.checkpoint)
+        for item in commits:
+            head = self.heads[item.node]
+            failed = item.receipt["status"] == ReceiptStatus.FAILED
+            last_ok = head.last_ok if failed else item.receipt
+            self.heads[item.node] = NodeHead(last=item.receipt, last_ok=last_ok)
+            if addresses.get(item.node) is not None:
+                self._versions[item.node] = addresses[item.node]
 
 
 def queued_wakes(items: list[dict[str, Any]], nodes: Iterable[str]) -> list[QueuedWake]:
