@@ -254,7 +254,7 @@ def _legacy_run(path: Path) -> Path | None:
 def _legacy(path: Path, root: Path | None = None) -> dict[str, Any]:
     """A legacy run read completely (runtime/legacy.py): the project's `.prose/` agents
     when the run sits in one, the user's `~/.prose/agents/` always."""
-    from .legacy import read_legacy_run
+    from .legacy import env_names, read_legacy_run
 
     project = path.parent.parent if path.parent.name == "runs" else None
     if project is not None and project.name != ".prose":
@@ -265,6 +265,7 @@ def _legacy(path: Path, root: Path | None = None) -> dict[str, Any]:
         "legacy": True,
         "state": f"legacy .prose/ run, {data['status']}",
         "path": str(path),
+        "env": env_names(project) if project is not None else [],  # names only
         **data,
     }
 
