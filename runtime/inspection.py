@@ -18,7 +18,7 @@ from .protocol import ReceiptStatus
 from .runs import RUN_ID, RunDir, resolve_run, runs_in_order
 from .userjson import JSONInputError, read_file
 
-__all__ = ["inspect_ref", "inspect_run", "list_receipts", "memo_hit", "status"]
+__all__ = ["inspect_ref", "inspect_run", "legacy_ref", "list_receipts", "memo_hit", "status"]
 
 _EVENT = re.compile(r"^(?P<n>\d+)(?P<sub>[a-z]?)→ (?P<rest>.*)$")
 
@@ -216,6 +216,12 @@ def inspect_ref(root: Path, ref: str) -> dict[str, Any]:
     if legacy is not None:
         return inspect_run(legacy)
     return inspect_run(resolve_run(root, ref))
+
+
+def legacy_ref(root: Path, ref: str) -> Path | None:
+    """The legacy `.prose/runs/{id}/` folder `ref` names (a path to one, a bare id
+    ROOT/runs/ lacks, or `latest` when the newest run is a legacy one), else None."""
+    return _legacy_run(Path(ref)) or _legacy_ref(root, ref)
 
 
 def _legacy_ref(root: Path, ref: str) -> Path | None:
