@@ -10,47 +10,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .. import report
-from .errors import ExitCode, fail, user_errors
+from ..legacy_compile import LegacyProgramError, compile_legacy
+from .errors import ExitCode, user_errors
 
-__all__ = ["legacy_program", "resume_legacy"]
-
-
-def legacy_program(root: Path, folder: Path) -> tuple[dict[str, Any], dict[str, bytes], str]:
-    """The compiled intent (with its `vm` section) of the legacy run `folder`'s program,
-    the sources as compiled, and the program's name (`tides.prose`)."""
-    from prosec.runtime.legacy import LIMIT, read_state
-
-    from ..codegen.vm import vm_section
-    from ..legacy import convert
-    from .run_file import _compile
-
-    copy = folder / "program.prose"
-    try:
-        if copy.is_symlink() or copy.stat().st_size > LIMIT:
-            fail(f"{copy}: not a plain file of at most {LIMIT} bytes")
-        original = copy.read_bytes()
-        text = original.decode("utf-8")
-        state = read_state((folder / "state.md").read_text(encoding="utf-8", errors="replace"))
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"{folder}: its program cannot be read ({exc})")
-    name = Path(str(state.get("program") or "program.prose")).name
-    if not name.endswith(".prose") or name.startswith("."):
-        name = "program.prose"
-    form = convert(text, name)
-    virtual = f"{name}.md"
-    _, target, result, contract = _compile(root / name, (virtual, form.markdown))
-    if result.has_errors or result.intent is None:
-        sys.stdout.write(report.render(result.diagnostics, "text"))
-        click.echo(f"prosec: {folder}/program.prose does not compile; nothing ran", err=True)
-        sys.exit(ExitCode.FINDINGS)
-    raw: dict[str, Any] = dict(result.intent)
-    raw["vm"] = vm_section(result.unit.project, target, contract.name)
-    return raw, {virtual: form.markdown.encode("utf-8"), name: original}, name
+__all__ = ["resume_legacy"]
 
 
 def resume_legacy(
@@ -75,7 +41,12 @@ def resume_legacy(
         if data["status"] == "complete":
             click.echo(f"run {folder.name} already finished (a complete legacy run)")
             sys.exit(ExitCode.OK)
-        raw, compiled, origin = legacy_program(root, folder)
+        try:
+            raw, compiled, origin = compile_legacy(root, folder)
+        except LegacyProgramError as exc:
+            sys.stdout.write(exc.report)
+            click.echo(f"prosec: {exc}; nothing ran", err=True)
+            sys.exit(ExitCode.FINDINGS if exc.report else ExitCode.USAGE)
         with user_errors():
             adopted = adopt_legacy(
                 root.resolve(),

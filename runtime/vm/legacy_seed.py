@@ -21,7 +21,9 @@ loop is taken by the first iteration that asks for it (the later ones run again)
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..canonical import canonical_json
-from ..fsio import atomic_write_bytes, safe_name
+from ..fsio import append_line, atomic_write_bytes, fsync_dir, safe_name
 from ..legacy import LIMIT
 from ..runs import RunDir
 from . import nested
@@ -275,9 +277,17 @@ def adopt_legacy(
     }
     sources = [str(s["path"]) for s in raw.get("sources", [])]
     sources += sorted(set(compiled) - set(sources))
+    final = root / "runs" / legacy.name
+    if final.exists():
+        raise FileExistsError(f"run {legacy.name} exists in {root / 'runs'}")
+    # made whole under runs/.adopting/ and renamed into place: a crash leaves no run
+    # with half its journal (the next adoption clears the leftover)
+    staging = root / "runs" / ".adopting"
+    shutil.rmtree(staging / legacy.name, ignore_errors=True)
     made = RunDir.create(
         root,
         legacy.name,
+        runs_dir=staging,
         intent_bytes=canonical_json(dict(raw)) + b"\n",
         sources=sources,
         root_source=str(raw_vm.get("target") or "") or None,
@@ -297,7 +307,28 @@ def adopt_legacy(
     journal = Journal.open(made.path / JOURNAL)
     for key, kind, value in steps:
         journal.record(key, kind, value)
-    return made
+    if run.get("status") == "complete":  # finished: its result, bindings and end marker
+        root_scope = {
+            str(b["name"]): b["value"]
+            for b in run.get("bindings", [])
+            if b.get("execution_id") is None
+        }
+        outputs = [str(b["name"]) for b in run.get("bindings", []) if b.get("kind") == "output"]
+        result: Any = None
+        if len(outputs) == 1:
+            result = root_scope.get(outputs[0])
+        elif outputs:
+            result = {name: root_scope.get(name) for name in outputs}
+        vm = made.path / "vm"
+        atomic_write_bytes(vm / "result.json", canonical_json({"result": result}) + b"\n")
+        atomic_write_bytes(vm / "bindings.json", canonical_json(root_scope) + b"\n")
+        ended = str(run.get("updated") or "").strip() or "unknown"
+        append_line(made.path / "vm.log.md", f"---end {ended}".encode())
+    os.rename(made.path, final)
+    fsync_dir(final.parent)
+    with contextlib.suppress(OSError):
+        staging.rmdir()
+    return RunDir(final)
 
 
 def _never(ask: Ask) -> Any:
