@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SUFFIX = ".prose.md"
+LEGACY_SUFFIX = ".prose"  # a legacy standalone program (seed 000): `prosec lint` names it
 # generated or vendored trees that never hold the project's own sources
 SKIPPED_DIRS = frozenset(
     {"dist", "runs", "state", "deps", ".git", ".venv", "node_modules", ".prose"}
@@ -75,8 +76,12 @@ def project_sources(root: Path, base: Path) -> list[SourceRef]:
     return sorted(found)
 
 
-def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) -> list[SourceRef]:
-    """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated."""
+def discover(
+    paths: Iterable[Path], base: Path, exclude: Iterable[Path] = (), *, legacy: bool = False
+) -> list[SourceRef]:
+    """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated;
+    with `legacy`, the legacy `.prose` programs under them too (`prosec lint` says what
+    they are; nothing compiles them)."""
     excluded = {p.resolve() for p in exclude}
     found: dict[Path, SourceRef] = {}
     home = base.resolve()
@@ -90,7 +95,7 @@ def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) ->
         if not path.is_dir():  # a FIFO, socket or device: nothing to lint, and a trap
             raise DiscoveryError(f"{path}: not a regular file or directory")
         ignore = _GitIgnore.for_root(path)
-        for file in _walk(path, ignore, excluded):
+        for file in _walk(path, ignore, excluded, legacy):
             resolved = file.resolve()
             found.setdefault(resolved, SourceRef(_display(file, resolved, home), file))
     return sorted(found.values())
@@ -104,7 +109,7 @@ def _display(path: Path, resolved: Path, home: Path) -> str:
         return path.as_posix()
 
 
-def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]:
+def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path], legacy: bool) -> Iterable[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         current = Path(dirpath)
         kept = []
@@ -115,7 +120,7 @@ def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]
             kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            if name.endswith(SUFFIX):
+            if name.endswith(SUFFIX) or (legacy and name.endswith(LEGACY_SUFFIX)):
                 file = current / name
                 if file.resolve() not in excluded and not ignore.ignored(file, False):
                     yield file

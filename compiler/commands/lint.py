@@ -95,7 +95,7 @@ def lint(
     targets = list(paths) or [Path(".")]
     config = load_config(targets[0]).with_overrides(select=select, ignore=ignore, strict=strict)
     with user_errors():
-        refs = discover(targets, Path.cwd(), exclude)
+        refs = discover(targets, Path.cwd(), exclude, legacy=True)
     configs: dict[Path, Config] = {}
 
     def project_config(root: Path) -> Config:  # each project's own prose.toml, flags win
