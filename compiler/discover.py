@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +46,25 @@ def display_path(path: Path, base: Path) -> str:
 def project_key(path: Path) -> Path:
     """The project a source belongs to: the nearest directory with `prose.toml` or
     `prose.lock`, else the parent of the nearest `src/`, else the file's own directory."""
-    directory = path.resolve().parent
+    return _directory_project(path.resolve().parent)
+
+
+def project_keyer() -> Callable[[Path], Path]:
+    """`project_key` remembering each directory's answer, for one pass over many files
+    (a long-lived caller makes a new one when project markers may have moved)."""
+    known: dict[Path, Path] = {}
+
+    def key(path: Path) -> Path:
+        directory = path.resolve().parent
+        found = known.get(directory)
+        if found is None:
+            found = known[directory] = _directory_project(directory)
+        return found
+
+    return key
+
+
+def _directory_project(directory: Path) -> Path:
     for candidate in (directory, *directory.parents):
         if (candidate / "prose.toml").is_file() or (candidate / "prose.lock").is_file():
             return candidate
@@ -90,8 +108,7 @@ def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) ->
         if not path.is_dir():  # a FIFO, socket or device: nothing to lint, and a trap
             raise DiscoveryError(f"{path}: not a regular file or directory")
         ignore = _GitIgnore.for_root(path)
-        for file in _walk(path, ignore, excluded):
-            resolved = file.resolve()
+        for file, resolved in _walk(path, ignore, excluded):
             found.setdefault(resolved, SourceRef(_display(file, resolved, home), file))
     return sorted(found.values())
 
@@ -104,21 +121,38 @@ def _display(path: Path, resolved: Path, home: Path) -> str:
         return path.as_posix()
 
 
-def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        current = Path(dirpath)
-        kept = []
-        for name in sorted(dirnames):
-            child = current / name
-            if name in SKIPPED_DIRS or child.resolve() in excluded or ignore.ignored(child, True):
-                continue
-            kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            if name.endswith(SUFFIX):
+def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[tuple[Path, Path]]:
+    """(path, resolved path) of every source under `root`, top-down in name order, as
+    `os.walk` visits them (symlinked directories are not entered). Each directory is
+    resolved once; a file costs a realpath only when it is a symlink itself."""
+    pending = [(root, root.resolve())]
+    while pending:
+        current, real = pending.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:  # as os.walk: an unreadable directory is skipped
+            continue
+        directories = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            name = entry.name
+            if is_dir:
+                if name in SKIPPED_DIRS or entry.is_symlink():
+                    continue
+                child = real / name
+                if child in excluded or ignore.ignored_resolved(child, True):
+                    continue
+                directories.append((current / name, child))
+            elif name.endswith(SUFFIX):
                 file = current / name
-                if file.resolve() not in excluded and not ignore.ignored(file, False):
-                    yield file
+                resolved = file.resolve() if entry.is_symlink() else real / name
+                if resolved not in excluded and not ignore.ignored_resolved(resolved, False):
+                    yield file, resolved
+        pending.extend(reversed(directories))
 
 
 class _GitIgnore:
@@ -146,10 +180,13 @@ class _GitIgnore:
         return cls(base, patterns)
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
+        return self.spec is not None and self.ignored_resolved(path.resolve(), is_dir)
+
+    def ignored_resolved(self, resolved: Path, is_dir: bool) -> bool:
         if self.spec is None:
             return False
         try:
-            rel = path.resolve().relative_to(self.base).as_posix()
+            rel = resolved.relative_to(self.base).as_posix()
         except ValueError:
             return False
         return bool(self.spec.match_file(rel + ("/" if is_dir else "")))

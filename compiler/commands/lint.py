@@ -11,7 +11,7 @@ from .. import report
 from ..config import Config
 from ..discover import discover
 from ..lint import lint_refs
-from .common import codes_option, load_config
+from .common import cache_base, codes_option, load_config
 from .errors import ExitCode, fail, user_errors
 from .lint_fix import FixOutcome, fix_refs, unified_diff, write_fixed
 
@@ -57,6 +57,12 @@ from .lint_fix import FixOutcome, fix_refs, unified_diff, write_fixed
     is_flag=True,
     help="With --fix or --diff, also apply fixes that may change what the program means.",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the lint cache (in the user cache directory, or "
+    "$PROSEC_CACHE_DIR).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line on stderr.")
 def lint(
     paths: tuple[Path, ...],
@@ -68,6 +74,7 @@ def lint(
     fix: bool,
     show_diff: bool,
     unsafe_fixes: bool,
+    no_cache: bool,
     quiet: bool,
 ) -> None:
     """Check OpenProse contracts and report diagnostics.
@@ -78,7 +85,8 @@ def lint(
     `prosec build` checks it: wiring, pattern expansion and lowering included, so a
     cycle or an unknown facet fails lint too. Settings come from each project's
     `prose.toml` ([lint] select, ignore, strict, severity.<code>, [[wiring.pin]]);
-    flags win over the file.
+    flags win over the file. An unchanged project is not linted again: its findings
+    come from the lint cache (beside the build cache; --no-cache skips it).
 
     \b
     Examples:
@@ -129,7 +137,8 @@ def lint(
         if not quiet:
             click.echo(_fix_summary(outcome, "fixed"), err=True)
     else:
-        result = lint_refs(refs, config, configs=project_config)
+        cache_dir = None if no_cache else cache_base()
+        result = lint_refs(refs, config, configs=project_config, cache_dir=cache_dir)
     sys.stdout.write(report.render(result.diagnostics, fmt))
     if not quiet and fmt == "text":
         click.echo(report.summary(result.diagnostics, len(refs)), err=True)
