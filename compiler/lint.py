@@ -11,13 +11,10 @@ from typing import Protocol
 from prosec.runtime.userjson import JSONInputError, read_limited
 
 from . import diagnostics as diag
-from . import rules
 from .config import Config
 from .diagnostics import CODES, Diagnostic
-from .discover import DiscoveryError, SourceRef, display_path, project_keyer, project_sources
+from .discover import DiscoveryError, ProjectKeys, SourceRef, display_path, project_sources
 from .ir import Project, SourceFile, Span
-from .parse import parse_source
-from .passes import continuity
 from .values import value
 
 SOURCE_LIMIT = 256 << 20  # bytes of one source file
@@ -58,6 +55,11 @@ def decode_source(data: bytes, display: str) -> tuple[str | None, Diagnostic | N
 
 def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagnostic]]:
     """Parse (display path, text) pairs into a project; a parser bug becomes a diagnostic."""
+    # markdown-it and the passes load on first use: a lint answered from the cache
+    # never needs them
+    from .parse import parse_source
+    from .passes import continuity
+
     files: list[SourceFile] = []
     found: list[Diagnostic] = []
     for path, text in sources:
@@ -73,6 +75,8 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
 
 
 def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
+    from . import rules
+
     try:
         return rules.run(project, focus)
     except Exception as exc:
@@ -117,14 +121,15 @@ def lint_refs(
     base = base or Path.cwd()
     home = base.resolve()
     groups: dict[Path, list[SourceRef]] = {}
-    key = project_keyer()
+    key = ProjectKeys()
+    real = _resolved(refs)
     for ref in refs:
-        groups.setdefault(key(ref.path), []).append(ref)
+        groups.setdefault(key.of_resolved(real[ref]), []).append(ref)
     files: list[SourceFile] = []
     found: list[Diagnostic] = []
     for root, given in sorted(groups.items()):
         settings = configs(root) if configs is not None else config
-        members = _members(root, given, base, key)
+        members = _members(root, given, base, key, real)
         shown = {ref.display for ref in given}
         texts: list[tuple[str, str]] = []
         unreadable: list[str] = []
@@ -225,20 +230,44 @@ def parse_cached(
     return Project(files=tuple(files)), found
 
 
+def _resolved(refs: Sequence[SourceRef]) -> dict[SourceRef, str]:
+    """Each file's resolved path: a realpath per directory, and one lstat per file (a
+    symlinked file is resolved on its own)."""
+    import os
+
+    directories: dict[Path, str] = {}
+    found = {}
+    for ref in refs:
+        parent = ref.path.parent
+        real = directories.get(parent)
+        if real is None:
+            real = directories[parent] = os.path.realpath(parent)
+        if os.path.islink(ref.path):
+            found[ref] = os.path.realpath(ref.path)
+        else:
+            found[ref] = os.path.join(real, ref.path.name)
+    return found
+
+
 def _members(
-    root: Path, given: Sequence[SourceRef], base: Path, key: Callable[[Path], Path]
+    root: Path,
+    given: Sequence[SourceRef],
+    base: Path,
+    key: ProjectKeys,
+    real: Mapping[SourceRef, str],
 ) -> list[SourceRef]:
     """Every source of the project at `root` (its tree, minus nested projects) and the
-    given files, each once; given files keep their display path."""
+    given files (`real`: their resolved paths), each once; given files keep their display
+    path."""
     resolved = root.resolve()
-    chosen = {ref.path.resolve(): ref for ref in given}
+    chosen = {real[ref]: ref for ref in given}
     try:
         tree = project_sources(root, base)
     except DiscoveryError:
-        tree = []
-    for ref in tree:
-        if key(ref.path) == resolved:
-            chosen.setdefault(ref.path.resolve(), ref)
+        tree = {}
+    for real, ref in tree.items():
+        if real not in chosen and key.of_resolved(real) == resolved:
+            chosen[real] = ref
     return sorted(chosen.values())
 
 

@@ -32,7 +32,6 @@ import orjson
 from prosec.runtime.fsio import atomic_write_bytes
 
 from . import __version__
-from .cache import ParseEntry, project_dir
 from .cache_codec import CodecError, decoder, encoder, schema
 from .config import Config
 from .diagnostics import Diagnostic
@@ -42,6 +41,21 @@ RESULTS_FILE = "lint.json"
 PARSES_FILE = "lint-parse.json"
 FORMAT = 1
 KEPT_RESULTS = 4  # results remembered per project (`lint FILE`, `lint DIR`, other flags)
+
+
+def project_dir(base: Path, root: Path) -> Path:
+    """The project's cache folder, the one the build cache uses (`cache.project_dir`;
+    not imported, so a lint answered from the cache loads none of the build's modules)."""
+    return base / hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParseEntry:
+    """One parsed source and its own parse diagnostics, for one content digest."""
+
+    digest: str
+    source: SourceFile
+    diagnostics: tuple[Diagnostic, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,7 +14,9 @@ from ..discover import discover
 from ..lint import lint_refs
 from .common import cache_base, codes_option, load_config
 from .errors import ExitCode, fail, user_errors
-from .lint_fix import FixOutcome, fix_refs, unified_diff, write_fixed
+
+if TYPE_CHECKING:
+    from .lint_fix import FixOutcome
 
 
 @click.command()
@@ -118,6 +121,8 @@ def lint(
     if fix and show_diff:
         fail("--fix writes the fixes and --diff only shows them: pass one of the two")
     if fix or show_diff:
+        from .lint_fix import fix_refs, unified_diff, write_fixed
+
         outcome = fix_refs(
             refs,
             lambda texts: lint_refs(refs, config, configs=project_config, overlay=texts),
