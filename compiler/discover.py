@@ -90,8 +90,7 @@ def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) ->
         if not path.is_dir():  # a FIFO, socket or device: nothing to lint, and a trap
             raise DiscoveryError(f"{path}: not a regular file or directory")
         ignore = _GitIgnore.for_root(path)
-        for file in _walk(path, ignore, excluded):
-            resolved = file.resolve()
+        for file, resolved in _walk(path, ignore, excluded):
             found.setdefault(resolved, SourceRef(_display(file, resolved, home), file))
     return sorted(found.values())
 
@@ -104,9 +103,13 @@ def _display(path: Path, resolved: Path, home: Path) -> str:
         return path.as_posix()
 
 
-def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]:
+def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[tuple[Path, Path]]:
+    """(file, its resolved path): one realpath per directory, not per file (os.walk
+    never follows a symlinked directory, so a plain file's realpath is its resolved
+    directory joined with its name; a symlinked file is resolved itself)."""
     for dirpath, dirnames, filenames in os.walk(root):
         current = Path(dirpath)
+        real = current.resolve()
         kept = []
         for name in sorted(dirnames):
             child = current / name
@@ -117,8 +120,9 @@ def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]
         for name in sorted(filenames):
             if name.endswith(SUFFIX):
                 file = current / name
-                if file.resolve() not in excluded and not ignore.ignored(file, False):
-                    yield file
+                resolved = file.resolve() if os.path.islink(file) else real / name
+                if resolved not in excluded and not ignore.ignored(file, False, resolved):
+                    yield file, resolved
 
 
 class _GitIgnore:
@@ -145,11 +149,11 @@ class _GitIgnore:
                 patterns = []
         return cls(base, patterns)
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
+    def ignored(self, path: Path, is_dir: bool, resolved: Path | None = None) -> bool:
         if self.spec is None:
             return False
         try:
-            rel = path.resolve().relative_to(self.base).as_posix()
+            rel = (resolved or path.resolve()).relative_to(self.base).as_posix()
         except ValueError:
             return False
         return bool(self.spec.match_file(rel + ("/" if is_dir else "")))
