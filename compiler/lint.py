@@ -288,9 +288,9 @@ def _members(
         tree = project_sources(root, base)
     except DiscoveryError:
         tree = {}
-    for real, ref in tree.items():
-        if real not in chosen and key.of_resolved(real) == resolved:
-            chosen[real] = ref
+    for path, ref in tree.items():
+        if path not in chosen and key.of_resolved(path) == resolved:
+            chosen[path] = ref
     return sorted(chosen.values())
 
 
