@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..canonical import sha256_token
@@ -38,6 +39,16 @@ class InContextBackend:
         self._inbox: list[tuple[str, dict[str, Any]]] = []
         self._queued = 0
         self._locked = False
+        self._vm: SqlState | None = None
+
+    def vm_state(self, runs: Path) -> SqlState:
+        """The seed 004 run tables of this process's VM runs: an in-memory SQLite
+        database (made on first use; `runs` is where large bindings' attachments go)."""
+        if self._vm is None:
+            from .sqlite import memory_state
+
+            self._vm = memory_state(runs)
+        return self._vm
 
     def describe(self) -> str:
         return "in-context (memory only; nothing survives the process)"

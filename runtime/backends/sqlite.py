@@ -22,7 +22,7 @@ from .base import BackendError, heads_from_ledger, stored_json, verified_line, v
 from .locks import FileLock
 from .sqlstate import SqlState
 
-__all__ = ["SqliteAudit", "SqliteBackend"]
+__all__ = ["SqliteAudit", "SqliteBackend", "memory_state"]
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS receipt (
@@ -169,7 +169,8 @@ class SqliteBackend:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(path, isolation_level=None)
+            # the VM records parallel branches from their threads, one at a time
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -367,6 +368,18 @@ class SqliteBackend:
     def close(self) -> None:
         self.unlock()
         self._db.close()
+
+
+def memory_state(runs: Path | None) -> SqlState:
+    """The run-state tables in an in-memory SQLite database (the in-context backend's
+    VM runs: the same tables and queries, gone with the process)."""
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA foreign_keys=ON")
+    for _, ddl in MIGRATIONS:
+        for statement in ddl.split(";"):
+            if statement.strip():
+                db.execute(statement)
+    return SqlState(_Connection(db, Path(":memory:")), runs)
 
 
 class SqliteAudit:

@@ -155,6 +155,47 @@ class SqlMemory:
             for r in rows
         ]
 
+    def agents_of(self, run_id: str) -> list[tuple[AgentRow, list[SegmentRow]]]:
+        """The agents a run's sessions used (the run's own and the project and user
+        ones whose segments name the run), each with the segments the run added."""
+        found: list[tuple[AgentRow, list[SegmentRow]]] = []
+        stores: list[SqlMemory] = [self] if self.user is None else [self, self.user]
+        for store in stores:
+            rows = store._rows(
+                "SELECT agent_name, run_id, segment_number, prompt, summary, metadata "
+                "FROM {p}agent_segments WHERE run_id = %s OR run_id IS NULL "
+                "ORDER BY agent_name, segment_number",
+                run_id,
+            )
+            by_agent: dict[tuple[str, str | None], list[SegmentRow]] = {}
+            for r in rows:
+                metadata = _json(r[5])
+                if r[1] is None and metadata.get("run_id") != run_id:
+                    continue
+                segment = SegmentRow(
+                    agent_name=r[0],
+                    run_id=r[1],
+                    segment_number=int(r[2]),
+                    prompt=r[3],
+                    summary=r[4],
+                    metadata=metadata,
+                )
+                by_agent.setdefault((r[0], r[1]), []).append(segment)
+            for (name, agent_run), segments in sorted(by_agent.items(), key=lambda i: i[0][0]):
+                agent = store._rows(
+                    "SELECT name, run_id, scope, memory, metadata FROM {p}agents WHERE name = %s "
+                    "AND COALESCE(run_id, '__project__') = %s",
+                    name,
+                    agent_run or "__project__",
+                )
+                if agent:
+                    a = agent[0]
+                    row = AgentRow(
+                        name=a[0], run_id=a[1], scope=a[2], memory=a[3], metadata=_json(a[4])
+                    )
+                    found.append((row, segments))
+        return found
+
     # -- imports ---------------------------------------------------------------------------
 
     def put_import(

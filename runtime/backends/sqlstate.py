@@ -343,6 +343,7 @@ class SqlState(SqlMemory):
         *,
         execution_id: int | None = None,
         source_statement: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> BindingRow:
         """A session's output with no name of its own: the run's next anon_NNN."""
         with self.db.transaction():
@@ -359,6 +360,7 @@ class SqlState(SqlMemory):
                 value,
                 execution_id=execution_id,
                 source_statement=source_statement,
+                metadata=metadata,
             )
 
     def resolve(self, run_id: str, name: str, execution_id: int | None) -> BindingRow | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agents import open_memory, rotate
+from ..agents import AgentMemory, open_memory, rotate
 from ..fsio import atomic_write_bytes, read_tree
 from ..renders import Binding, BindingError, Renderer, RenderRequest, make_renderer, resolve_binding
 from ..userjson import JSONInputError, loads
@@ -78,6 +78,8 @@ class Invoker:
     memory_root: Path | None = None  # the top run's folder (`persist: true` memory)
     ephemeral: bool = False
     default_model: str = "unspecified"
+    # told of each persistent agent's session when it ends (the seed 004 agent rows)
+    remember: Callable[[AgentMemory, str], None] | None = None
     _renderers: dict[str, Renderer] | None = None
     _gate: threading.Semaphore | None = None
     _lock: threading.Lock | None = None
@@ -170,6 +172,8 @@ class Invoker:
                 node=ask.target,
                 outcome="ok" if outcome.ok else "failed",
             )
+            if self.remember is not None:
+                self.remember(memory, ask.prompt)
         if error_file.is_file():
             text = error_file.read_text(encoding="utf-8", errors="replace")
             first = text.strip().splitlines()[0] if text.strip() else ""

@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ..backends import Backend
-from ..backends.sqlstate import SqlState
 from ..canonical import canonical_json
 from ..config import RunConfig
 from ..fsio import atomic_write_bytes, atomic_write_text, remove_leftovers, safe_name
-from ..protocol import BindingKind, RunStatus
+from ..protocol import BindingKind
 from ..renders import parse_cli_binding
 from ..renders.process import kill_survivors
 from ..runs import RunDir, new_run_id, utc_now
@@ -39,6 +38,7 @@ from .interp import Interpreter, Program, ProseError
 from .journal import JOURNAL, Journal
 from .narrate import Event, InContext, Recorder, VmLog
 from .nested import Unrecorded
+from .record import StepRecorder, open_sink
 
 __all__ = ["VmOutcome", "VmSettings", "missing_inputs", "resume_vm", "start_vm"]
 
@@ -152,39 +152,36 @@ def _execute(
 ) -> VmOutcome:
     lock = _lock(run)
     try:
-        state = settings.backend.run_state
-        if state is not None:  # the seed 004 run tables of the SQL stores
-            copy = run.path / "root.prose.md"
-            state.start_run(
-                run.run_id,
-                root_path=str(settings.root / program.target) if program.target else None,
-                root_source=copy.read_text(encoding="utf-8", errors="replace")
-                if copy.is_file()
-                else None,
-                metadata={"kind": "vm", "entry": program.entry},
-                resumed=not fresh,
-            )
-        outcome = _locked(settings, program, run, given, replay)
-        if state is not None:
-            _record_bindings(state, run, given, outcome.ok)
-            state.end_run(run.run_id, RunStatus.COMPLETED if outcome.ok else RunStatus.FAILED)
+        # the seed 004 rows (run, executions, bindings, agents, imports) of the store
+        record = StepRecorder(
+            sink=open_sink(settings.backend, run.path, run.run_id),
+            run_id=run.run_id,
+            sources=run.path / "sources",
+        )
+        copy = run.path / "root.prose.md"
+        record.started(
+            root_path=str(settings.root / program.target) if program.target else None,
+            root_source=copy.read_text(encoding="utf-8", errors="replace")
+            if copy.is_file()
+            else None,
+            entry=program.entry,
+        )
+        outcome = _locked(settings, program, run, given, replay, record)
+        record.ended(outcome.ok)
         return outcome
     finally:
         lock.close()
 
 
-def _record_bindings(state: SqlState, run: RunDir, given: Mapping[str, str], ok: bool) -> None:
-    """The run's caller inputs and (when it ended) its top-level bindings as seed 004
-    `bindings` rows of the root scope."""
-    for name, value in sorted(given.items()):
-        state.put_binding(run.run_id, name, BindingKind.INPUT, value, source_statement="caller")
-    path = run.path / "vm" / "bindings.json"
-    if not ok or not path.is_file():
+def _outputs(record: StepRecorder, program: Program, result: Any) -> None:
+    """The entry's declared returns as `output` bindings of the root scope."""
+    names = [name for name, _ in program.functions[program.entry].returns]
+    if len(names) == 1 and not (isinstance(result, dict) and names[0] in result):
+        record.bind("", names[0], BindingKind.OUTPUT, result, key="output")
         return
-    found = loads(path.read_bytes(), source=str(path))
-    for name, value in sorted(found.items()) if isinstance(found, dict) else []:
-        text = value if isinstance(value, str) else canonical_json(value).decode("utf-8")
-        state.put_binding(run.run_id, str(name), BindingKind.LET, text)
+    for name in names:
+        if isinstance(result, dict) and name in result:
+            record.bind("", name, BindingKind.OUTPUT, result[name], key="output")
 
 
 def _lock(run: RunDir) -> Any:
@@ -207,6 +204,7 @@ def _locked(
     run: RunDir,
     given: Mapping[str, str],
     replay: Path | None,
+    record: StepRecorder,
 ) -> VmOutcome:
     remove_leftovers(run.path)  # temp files of writes a kill interrupted
     journal = Journal.open(run.path / JOURNAL)
@@ -242,6 +240,7 @@ def _locked(
         memory_root=run.path,
         ephemeral=settings.backend.ephemeral,
         default_model=settings.config.default_model,
+        remember=record.remember,
     )
     entry = program.functions[program.entry]
     args: dict[str, Any] = {}
@@ -252,6 +251,7 @@ def _locked(
         text = f"# {name}\n\nbinding: input\nsource: caller\n\n---\n\n{given[name]}\n"
         atomic_write_text(run.path / "world-model" / "caller" / f"{name}.md", text)
         journal.record(f"input:{name}", "bind", given[name])
+        record.bind("", name, BindingKind.INPUT, given[name], key=f"input:{name}", source="caller")
         emit(Event(kind="input", name=name))
     interpreter = Interpreter(
         program=program,
@@ -259,7 +259,8 @@ def _locked(
         perform=invoker.run,
         emit=Recorder(forward=emit),
         replay=replayed,
-        nest=_nester(settings, program, run.path, run.run_id, invoker, replay),
+        nest=_nester(settings, program, run.path, run.run_id, invoker, record, replay),
+        record=record,
     )
     try:
         try:
@@ -276,6 +277,7 @@ def _locked(
         if settings.narrate is not None:
             settings.narrate(f"---error {message}")
         return VmOutcome(run=run, ok=False, error=message, performed=tuple(interpreter.performed))
+    _outputs(record, program, result)
     atomic_write_bytes(run.path / "vm" / "result.json", canonical_json({"result": result}) + b"\n")
     bindings = canonical_json(dict(sorted(interpreter.bindings.items()))) + b"\n"
     atomic_write_bytes(run.path / "vm" / "bindings.json", bindings)
@@ -301,6 +303,7 @@ def _nester(
     parent: Path,
     run_id: str,
     invoker: Invoker,
+    record: StepRecorder,
     replay: Path | None = None,
 ) -> Callable[[str, Mapping[str, str], dict[str, Any], str], Any]:
     """Runs a `use`d program called as `handle` in `parent/imports/{handle}--{entry}/`, a
@@ -353,14 +356,17 @@ def _nester(
             memory_root=invoker.memory_root,
             ephemeral=invoker.ephemeral,
             default_model=invoker.default_model,
+            remember=invoker.remember,
         )
+        inner = record.nested(handle)
         interpreter = Interpreter(
             program=nested,
             journal=journal,
             perform=sub.run,
             emit=log,
             replay=replayed,
-            nest=_nester(settings, nested, folder, run_id, sub, recorded),
+            nest=_nester(settings, nested, folder, run_id, sub, inner, recorded),
+            record=inner,
         )
         try:
             try:

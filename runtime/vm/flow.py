@@ -1,11 +1,14 @@
-"""The VM's compound values: `parallel`, `repeat`/`for`/`loop`, and pipelines."""
+"""The VM's compound values and statements: `parallel`, `repeat`/`for`/`loop`,
+pipelines, and `try`/`catch`/`finally`."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..protocol import BindingKind
 from .narrate import Event, Recorder
 from .program import (
     BreakSignal,
@@ -17,6 +20,7 @@ from .program import (
     branch_name,
     cond_text,
     literal,
+    message_of,
     replace_path,
     truthy,
 )
@@ -24,7 +28,7 @@ from .program import (
 if TYPE_CHECKING:
     from .interp import Interpreter
 
-__all__ = ["loop", "parallel", "pipeline"]
+__all__ = ["loop", "parallel", "pipeline", "try_"]
 
 MAX_OPEN_LOOP = 1000  # an open `loop:` without `(max: N)` stops here
 
@@ -37,6 +41,10 @@ def parallel(
         if modifier.get("key") == "on-fail":
             policy = str(literal(modifier["value"]))
     branches = list(node["body"])
+    names = [branch_name(b, i) for i, b in enumerate(branches)]
+    vm.record.note(key, {"parallel_id": key, "strategy": policy, "branches": names})
+    for index, name in enumerate(names):
+        vm.record.note(f"{key}|{index}", {"parallel_id": key, "branch": name})
     scopes = [Scope(scope) for _ in branches]
     recorders = [Recorder() for _ in branches]
     results: list[Any] = [None] * len(branches)
@@ -59,7 +67,6 @@ def parallel(
         thread.start()
     for thread in threads:
         thread.join()
-    names = [branch_name(b, i) for i, b in enumerate(branches)]
     frame.emit(
         Event(
             kind="parallel",
@@ -92,6 +99,10 @@ def loop(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, k
     elif node.get("max") is not None:
         limit = _count(vm.value(node["max"], scope, frame, key), node, "max")
     bound = limit if limit is not None else MAX_OPEN_LOOP
+    about: dict[str, Any] = {"loop_id": key, "max_iterations": limit, "current_iteration": 0}
+    if node.get("condition") is not None:
+        about["condition"] = cond_text(node.get("condition"))
+    vm.record.note(key, about)
     if t != "Loop" and node.get("parallel"):
         return _parallel_loop(vm, node, scope, frame, key, items, bound)
     out: list[Any] = []
@@ -109,12 +120,10 @@ def loop(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, k
             )
             break
         frame.emit(Event(kind="loop", count=i + 1, limit=limit, depth=frame.depth))
-        inner = Scope(scope)
-        _bind_iteration(vm, node, inner, items, i)
+        at = replace_path(frame, f"{key}@{i}", frame.depth + 1)
         try:
-            out.append(
-                vm.block(node["body"], inner, replace_path(frame, f"{key}@{i}", frame.depth + 1))
-            )
+            with _iteration(vm, node, scope, items, key, i) as inner:
+                out.append(vm.block(node["body"], inner, at))
         except BreakSignal:
             break
         except ContinueSignal:
@@ -134,6 +143,33 @@ def loop(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Frame, k
             )
             break
     return out
+
+
+@contextmanager
+def _iteration(
+    vm: Interpreter,
+    node: Mapping[str, Any],
+    scope: Scope,
+    items: list[Any] | None,
+    key: str,
+    i: int,
+    extra: Mapping[str, Any] | None = None,
+) -> Iterator[Scope]:
+    """Iteration `i`'s scope, in its row (the loop's current_iteration counted)."""
+    if not extra:
+        vm.record.note(key, {"current_iteration": i + 1})
+    with vm.record.row(
+        f"{key}@{i}",
+        "iteration",
+        text=f"iteration {i + 1}",
+        line=node.get("line"),
+        metadata={"loop_id": key, "iteration": i, **(extra or {})},
+    ):
+        inner = Scope(scope, frame=f"{key}@{i}")
+        _bind_iteration(vm, node, inner, items, i)
+        for name, value in inner.vars.items():
+            vm.record.bind(f"{key}@{i}", name, BindingKind.LET, value)
+        yield inner
 
 
 def _bind_iteration(
@@ -164,16 +200,18 @@ def _parallel_loop(
     results: list[Any] = [None] * bound
     errors: list[BaseException | None] = [None] * bound
 
+    vm.record.note(key, {"parallel_id": key, "current_iteration": bound})
+
     def run(i: int) -> None:
-        inner = Scope(scope)
-        _bind_iteration(vm, node, inner, items, i)
         sub = Frame(
             function=frame.function, path=f"{key}@{i}", depth=frame.depth + 1, emit=recorders[i]
         )
         try:
-            results[i] = vm.block(body, inner, sub)
-        except ReturnSignal as done:
-            results[i] = done.value
+            with _iteration(vm, node, scope, items, key, i, {"parallel_id": key}) as inner:
+                try:
+                    results[i] = vm.block(body, inner, sub)
+                except ReturnSignal as done:
+                    results[i] = done.value
         except BaseException as exc:
             errors[i] = exc
 
@@ -267,3 +305,31 @@ def items_of(value: Any) -> list[Any]:
     if isinstance(value, str):
         return [line.strip() for line in value.splitlines() if line.strip()]
     return [value]
+
+
+def try_(vm: Interpreter, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+    frame.emit(Event(kind="try", depth=frame.depth))
+    inner = replace_path(frame, f"{key}.try", frame.depth + 1)
+    try:
+        return vm.block(stmt["body"], Scope(scope), inner)
+    except ProseError as error:
+        catch = stmt.get("catch")
+        if catch is None:
+            raise
+        frame.emit(Event(kind="catch", name=catch.get("name") or "", depth=frame.depth))
+        vm.record.note(key, {"caught": message_of(error.value)})
+        handler = Scope(scope)
+        if catch.get("name"):
+            handler.define(catch["name"], error.value)
+            vm.record.bind(scope.frame_of(), catch["name"], BindingKind.LET, error.value)
+        return vm.block(
+            catch["body"], handler, replace_path(frame, f"{key}.catch", frame.depth + 1)
+        )
+    finally:
+        if stmt.get("finally_body") is not None:
+            frame.emit(Event(kind="finally", depth=frame.depth))
+            vm.block(
+                stmt["finally_body"],
+                Scope(scope),
+                replace_path(frame, f"{key}.finally", frame.depth + 1),
+            )

@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import flow, nested
+from ..protocol import BindingKind
+from . import flow, nested, places
 from .calls import Ask, StepFailed
 from .journal import Journal
 from .narrate import Event, args_text
@@ -35,6 +37,7 @@ from .program import (
     to_json,
     truthy,
 )
+from .record import NULL_RECORDER, StepRecorder
 
 __all__ = ["Function", "Interpreter", "Program", "ProseError"]
 
@@ -60,6 +63,7 @@ class Interpreter:
     bindings: dict[str, Any] = field(default_factory=dict)  # the entry's, when it ends
     # runs a `use`d program: (handle, program spec, args, step key) → its result
     nest: Callable[[str, Mapping[str, str], dict[str, Any], str], Any] | None = None
+    record: StepRecorder = field(default_factory=lambda: NULL_RECORDER)  # seed 004 rows
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- entry ------------------------------------------------------------------------
@@ -77,27 +81,32 @@ class Interpreter:
     def invoke(self, function: Function, args: dict[str, Any], frame: Frame, key: str) -> Any:
         """A function: its script when it has one, else one call through its render."""
         if function.script is None:
-            return self.step(
-                frame,
-                key,
-                Ask(
-                    kind="call",
-                    target=function.name,
-                    key=key,
-                    args=args,
-                    returns=tuple(name for name, _ in function.returns),
-                    contract=function.path or None,
-                ),
+            ask = Ask(
+                kind="call",
+                target=function.name,
+                key=key,
+                args=args,
+                returns=tuple(name for name, _ in function.returns),
+                contract=function.path or None,
             )
-        scope = Scope()
-        for name, value in args.items():
-            scope.define(name, value)
+            if frame.path != "":
+                return self.step(frame, key, ask)
+            with self.record.row(key, "call", text=f"call {function.name}"):  # a lone entry
+                return self.step(frame, key, ask)
+        scope = Scope(frame="" if key == "main" else key)
         inner = Frame(function=function, path=key, depth=frame.depth, emit=frame.emit)
-        try:
-            self.block(function.script, scope, inner)
-            value = None
-        except ReturnSignal as done:
-            value = done.value
+        kind = "program" if frame.path == "" else "function"  # a `use`d program's entry
+        row = self.record.row(key, kind, text=f"call {function.name}")
+        with row if key != "main" else nullcontext():  # the entry's statements are roots
+            for name, value in args.items():
+                scope.define(name, value)
+                if key != "main":
+                    self.record.bind(key, name, BindingKind.INPUT, value)
+            try:
+                self.block(function.script, scope, inner)
+                value = None
+            except ReturnSignal as done:
+                value = done.value
         if frame.path == "":
             self.bindings = dict(scope.vars)
         return value
@@ -159,6 +168,27 @@ class Interpreter:
         return last
 
     def statement(self, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+        """One statement, as an execution row that ends completed or failed."""
+        where: dict[str, Any] = {"path": frame.function.path, "line": stmt.get("line")}
+        with self.record.row(key, "statement", **where):
+            return self._statement(stmt, scope, frame, key, where)
+
+    def _bind(
+        self, scope: Scope, name: str, kind: BindingKind, key: str, where: dict[str, Any]
+    ) -> None:
+        root = name.split(".")[0]
+        holder = scope.find(root)
+        if holder is not None:
+            self.record.bind(scope.frame_of(root), root, kind, holder.vars[root], key=key, **where)
+
+    def _statement(
+        self,
+        stmt: Mapping[str, Any],
+        scope: Scope,
+        frame: Frame,
+        key: str,
+        where: dict[str, Any],
+    ) -> Any:
         t = stmt["t"]
         if t == "Let":
             value = self.value(stmt["value"], scope, frame, key, bind=", ".join(stmt["names"]))
@@ -170,19 +200,24 @@ class Interpreter:
                     )
             else:
                 scope.define(names[0], value, stmt["const"])
+            kind = BindingKind.CONST if stmt["const"] else BindingKind.LET
+            for name in names:
+                self._bind(scope, name, kind, key, where)
             self._done(stmt["value"], ", ".join(names), frame)
             return value
         if t == "Assign":
             value = self.value(
-                stmt["value"], scope, frame, key, bind=self._place_name(stmt["target"])
+                stmt["value"], scope, frame, key, bind=places.place_name(stmt["target"])
             )
-            self.store(stmt["target"], value, scope, frame, key)
-            self._done(stmt["value"], self._place_name(stmt["target"]), frame)
+            places.store(self, stmt["target"], value, scope, frame, key)
+            self._bind(scope, places.place_name(stmt["target"]), BindingKind.LET, key, where)
+            self._done(stmt["value"], places.place_name(stmt["target"]), frame)
             return value
         if t == "Append":
             item = self.value(stmt["item"], scope, frame, key)
             current = self.value(stmt["target"], scope, frame, key)
-            self.store(stmt["target"], [*flow.items_of(current), item], scope, frame, key)
+            places.store(self, stmt["target"], [*flow.items_of(current), item], scope, frame, key)
+            self._bind(scope, places.place_name(stmt["target"]), BindingKind.LET, key, where)
             return None
         if t == "Return":
             raise ReturnSignal(
@@ -198,11 +233,14 @@ class Interpreter:
             raise ContinueSignal
         if t == "ExprStmt":
             value = self.value(stmt["value"], scope, frame, key)
+            if stmt["value"].get("t") == "Invocation" and value is not None:
+                self.record.anonymous(scope.frame_of(), key, value, **where)
             self._done(stmt["value"], "", frame)
             return value
         if t == "If":
             for index, branch in enumerate(stmt["branches"]):
                 if self.decide(branch["condition"], scope, frame, f"{key}?{index}"):
+                    self.record.note(key, {"branch": index})
                     return self.block(
                         branch["body"], Scope(scope), replace_path(frame, f"{key}.{index}")
                     )
@@ -223,11 +261,12 @@ class Interpreter:
                 ),
             )
             index = labels.index(chosen)
+            self.record.note(key, {"branch": index, "option": chosen})
             return self.block(
                 stmt["options"][index]["body"], Scope(scope), replace_path(frame, f"{key}.{index}")
             )
         if t == "Try":
-            return self.try_(stmt, scope, frame, key)
+            return flow.try_(self, stmt, scope, frame, key)
         if t == "AgentDef":
             scope.agents[stmt["name"]] = {p["key"]: self._plain(p) for p in stmt["properties"]}
             return None
@@ -237,6 +276,9 @@ class Interpreter:
         if t in ("Use", "LegacyIO"):
             if t == "Use" and stmt.get("alias"):
                 scope.define(stmt["alias"], {"use": stmt["source"]["value"]})
+            if t == "Use":
+                source = str(stmt["source"]["value"])
+                self.record.imported(str(stmt.get("alias") or source), source, self.program)
             return None
         # a compound value used as a statement (do:, parallel:, repeat, for, loop)
         return self.value(stmt, scope, frame, key, statement=True)
@@ -248,73 +290,6 @@ class Interpreter:
             and value.get("kind") != "call"
         ):
             frame.emit(Event(kind="done", name=name, depth=frame.depth))
-
-    def try_(self, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
-        frame.emit(Event(kind="try", depth=frame.depth))
-        inner = replace_path(frame, f"{key}.try", frame.depth + 1)
-        try:
-            return self.block(stmt["body"], Scope(scope), inner)
-        except ProseError as error:
-            catch = stmt.get("catch")
-            if catch is None:
-                raise
-            frame.emit(Event(kind="catch", name=catch.get("name") or "", depth=frame.depth))
-            handler = Scope(scope)
-            if catch.get("name"):
-                handler.define(catch["name"], error.value)
-            return self.block(
-                catch["body"], handler, replace_path(frame, f"{key}.catch", frame.depth + 1)
-            )
-        finally:
-            if stmt.get("finally_body") is not None:
-                frame.emit(Event(kind="finally", depth=frame.depth))
-                self.block(
-                    stmt["finally_body"],
-                    Scope(scope),
-                    replace_path(frame, f"{key}.finally", frame.depth + 1),
-                )
-
-    # -- places -----------------------------------------------------------------------
-
-    def _place_name(self, place: Mapping[str, Any]) -> str:
-        if place["t"] == "Ref":
-            return ".".join(place["parts"])
-        return self._place_name(place["target"])
-
-    def store(
-        self, place: Mapping[str, Any], value: Any, scope: Scope, frame: Frame, key: str
-    ) -> None:
-        if place["t"] == "Ref":
-            parts = place["parts"]
-            if len(parts) == 1:
-                scope.assign(parts[0], value)
-                return
-            holder = self.ref(parts[:-1], scope)
-            if not isinstance(holder, dict):
-                raise ProseError(f"`{'.'.join(parts[:-1])}` is not an object")
-            holder = dict(holder)
-            holder[parts[-1]] = value
-            self.store({"t": "Ref", "parts": parts[:-1]}, holder, scope, frame, key)
-            return
-        target = self.value(place["target"], scope, frame, key)
-        if place["t"] == "Member" and isinstance(target, dict):
-            self.store(place["target"], {**target, place["name"]: value}, scope, frame, key)
-        elif place["t"] == "Index":
-            index = self.value(place["key"], scope, frame, key)
-            if isinstance(target, list) and isinstance(index, int) and 0 <= index < len(target):
-                self.store(
-                    place["target"],
-                    [*target[:index], value, *target[index + 1 :]],
-                    scope,
-                    frame,
-                    key,
-                )
-            elif isinstance(target, dict):
-                self.store(place["target"], {**target, str(index): value}, scope, frame, key)
-            else:
-                raise ProseError("cannot assign to that item")
-        else:
-            raise ProseError("cannot assign there")
 
     def ref(self, parts: list[str] | tuple[str, ...], scope: Scope) -> Any:
         value = scope.get(parts[0])

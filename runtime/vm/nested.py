@@ -7,8 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..protocol import BindingKind
 from .narrate import Event
-from .program import Frame, ProseError, ReturnSignal, Scope, replace_path, to_json
+from .program import (
+    Frame,
+    ProseError,
+    ReturnSignal,
+    Scope,
+    replace_path,
+    to_json,
+)
 
 if TYPE_CHECKING:
     from .interp import Interpreter
@@ -74,9 +82,8 @@ def call_block(
     if block is None:
         raise ProseError(f"no block `{name}`")
     args = [vm.value(arg["value"], scope, frame, key) for arg in node.get("args") or []]
-    inner = Scope(scope)
-    for param, value in zip(block["params"], args, strict=False):
-        inner.define(param, value)
+    row = f"{key}#{name}"
+    inner = Scope(scope, frame=row)
     frame.emit(
         Event(
             kind="block",
@@ -85,10 +92,14 @@ def call_block(
             depth=frame.depth,
         )
     )
-    try:
-        vm.block(block["body"], inner, replace_path(frame, f"{key}#{name}", frame.depth + 1))
-        value = None
-    except ReturnSignal as done:
-        value = done.value
+    with vm.record.row(row, "block", text=f"do {name}"):
+        for param, value in zip(block["params"], args, strict=False):
+            inner.define(param, value)
+            vm.record.bind(row, param, BindingKind.INPUT, value)
+        try:
+            vm.block(block["body"], inner, replace_path(frame, row, frame.depth + 1))
+            value = None
+        except ReturnSignal as done:
+            value = done.value
     frame.emit(Event(kind="block-done", name=name, depth=frame.depth))
     return value

@@ -106,8 +106,11 @@ class Program:
 class Scope:
     """Bindings of one block, chained to the enclosing ones."""
 
-    def __init__(self, parent: Scope | None = None) -> None:
+    def __init__(self, parent: Scope | None = None, frame: str | None = None) -> None:
         self.parent = parent
+        # the key of the recorded frame row this scope belongs to ("" the root scope),
+        # None for a scope inside its enclosing one's frame (a branch, a try body)
+        self.frame = frame
         self.vars: dict[str, Any] = {}
         self.consts: set[str] = set()
         self.blocks: dict[str, Mapping[str, Any]] = {} if parent is None else parent.blocks
@@ -131,6 +134,13 @@ class Scope:
         self.vars[name] = value
         if const:
             self.consts.add(name)
+
+    def frame_of(self, name: str | None = None) -> str:
+        """The frame key of the scope holding `name` (of this scope when None)."""
+        scope: Scope | None = (self.find(name) if name is not None else None) or self
+        while scope is not None and scope.frame is None:
+            scope = scope.parent
+        return scope.frame if scope is not None and scope.frame is not None else ""
 
     def assign(self, name: str, value: Any) -> None:
         scope = self.find(name) or self
@@ -193,3 +203,10 @@ def literal(node: Any) -> Any:
 
 def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def message_of(value: Any) -> str:
+    """An error value as an execution row's error_message: `name: detail` or its text."""
+    if isinstance(value, dict) and "error" in value:
+        return f"{value['error']}: {value.get('detail', '')}".strip().rstrip(":")
+    return value if isinstance(value, str) else to_json(value)

@@ -341,8 +341,14 @@ def test_a_vm_run_has_its_run_row_and_input_bindings(store: Store, tmp_path: Pat
     state = state_of(store)
     row = state.run(run_id)
     assert row is not None and row["metadata"] == {"kind": "vm", "entry": "tea-timer"}
-    inputs = [(b["name"], b["binding"], b["value"]) for b in state.bindings(run_id)]
+    rows = [(b["name"], b["binding"], b["value"]) for b in state.bindings(run_id)]
+    inputs = [row for row in rows if row[1] == "input"]
     assert inputs == [("strength", "input", "strong"), ("tea", "input", "green")]
+    # the entry's declared returns are its `output` bindings; it is one call: one row
+    assert sorted(row[0] for row in rows if row[1] == "output") == ["advice", "minutes"]
+    assert [(e["statement_text"], e["status"]) for e in state.executions(run_id)] == [
+        ("call tea-timer", "completed")
+    ]
 
 
 def test_agent_memory_and_segments_are_projected_into_the_agents_tables(

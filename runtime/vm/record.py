@@ -1,0 +1,507 @@
+"""The VM's run state as seed 004 rows: executions, scoped bindings, agents, imports.
+
+The interpreter tells a `StepRecorder` where it is at each step boundary (a statement,
+a scripted function or block invocation, a loop iteration, a parallel branch); the
+recorder writes it through a `Sink`: the SQL tables of the configured store
+(PostgreSQL, SQLite; in-context: an in-memory SQLite database) or, on the filesystem,
+the hash-chained `runs/{id}/vm/state.jsonl` (statelog.py).
+
+Every execution row carries the journal's step key in `metadata.key`; a resumed run
+loads the rows by key and continues them instead of adding new ones: a completed or
+failed row is final, a row a cut left `executing` is picked up again and counts the
+attempt in `retry_attempt` (2 for the first resume). A row's parent is the row of the
+longest recorded prefix of its key (`main/3@0/1` → `main/3@0` → `main/3`).
+
+Bindings are scoped as seed 004 says: `execution_id` NULL at the entry function's top
+level, else the row of the innermost frame that holds the name (a scripted function
+or block invocation, a `use`d program's run, a loop iteration), so the seed's
+scope-chain query from any row finds the binding visible there. An expression
+statement whose value is a call or session result gets the run's next `anon_NNN`
+binding (keyed by its step, so a resume does not add another).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..canonical import canonical_json
+from ..protocol import AgentScope, BindingKind, ExecutionStatus, RunStatus
+from .program import BreakSignal, ContinueSignal, ProseError, ReturnSignal, message_of
+
+if TYPE_CHECKING:
+    from ..agents import AgentMemory
+    from ..backends import Backend
+    from ..backends.sqlstate import SqlState
+    from .program import Program
+
+__all__ = ["NULL_RECORDER", "Sink", "SqlSink", "StepRecorder", "open_sink", "text_of"]
+
+_SEPARATORS = "/@|.>#?["
+_FRAMES = ("function", "block", "iteration", "program")
+_SCOPES = {
+    "true": AgentScope.EXECUTION,
+    "project": AgentScope.PROJECT,
+    "user": AgentScope.USER,
+    "path": AgentScope.CUSTOM,
+}
+
+
+def text_of(value: Any) -> str:
+    """A value as a binding's text: a string as is, anything else canonical JSON."""
+    return value if isinstance(value, str) else canonical_json(value).decode("utf-8")
+
+
+class Sink(Protocol):
+    """Where a run's rows go (one run; every call is made under the recorder's lock)."""
+
+    def rows(self) -> dict[str, tuple[int, str, int, dict[str, Any]]]:
+        """The run's execution rows by step key: (id, status, statement_index, metadata)."""
+        ...
+
+    def anonymous(self) -> dict[str, str]:
+        """The run's anonymous bindings: step key → anon_NNN."""
+        ...
+
+    def run_started(
+        self, *, root_path: str | None, root_source: str | None, metadata: Mapping[str, Any]
+    ) -> None: ...
+
+    def run_ended(self, status: RunStatus) -> None: ...
+
+    def begin(
+        self, *, parent_id: int | None, index: int, text: str | None, metadata: Mapping[str, Any]
+    ) -> int: ...
+
+    def end(
+        self, row: int, status: ExecutionStatus, error: str | None, metadata: Mapping[str, Any]
+    ) -> None: ...
+
+    def annotate(self, row: int, metadata: Mapping[str, Any]) -> None: ...
+
+    def binding(
+        self,
+        name: str,
+        kind: BindingKind,
+        value: str,
+        execution_id: int | None,
+        source: str | None,
+        metadata: Mapping[str, Any],
+    ) -> None: ...
+
+    def anon(self, value: str, execution_id: int | None, source: str | None, key: str) -> str: ...
+
+    def agent(
+        self, name: str, scope: AgentScope, memory: str, metadata: Mapping[str, Any]
+    ) -> None: ...
+
+    def segment(
+        self,
+        name: str,
+        scope: AgentScope,
+        number: int,
+        prompt: str | None,
+        summary: str | None,
+        metadata: Mapping[str, Any],
+    ) -> None: ...
+
+    def imported(
+        self,
+        alias: str,
+        source_ref: str,
+        content_hash: str | None,
+        requires: Any,
+        ensures: Any,
+        metadata: Mapping[str, Any],
+    ) -> None: ...
+
+
+@dataclass
+class _Row:
+    id: int
+    status: str
+    index: int = 0  # its statement_index (a row without a line of its own: its parent's)
+    attempt: int = 1  # the stored retry_attempt
+    continued: bool = False  # picked up again by this process (a resume)
+
+
+@dataclass(kw_only=True)
+class StepRecorder:
+    """What the interpreter calls at step boundaries (NULL_RECORDER does nothing)."""
+
+    sink: Sink | None
+    run_id: str = ""
+    sources: Path | None = None  # the run's sources/ (statement text from their lines)
+    prefix: str = ""  # a `use`d program's handle path, for its imports' aliases
+    _rows: dict[str, _Row] = field(default_factory=dict)
+    _pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _anon: dict[str, str] = field(default_factory=dict)
+    _lines: dict[str, list[str]] = field(default_factory=dict)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def __post_init__(self) -> None:
+        if self.sink is None:
+            return
+        for key, (row, status, index, metadata) in self.sink.rows().items():
+            self._rows[key] = _Row(row, status, index, int(metadata.get("retry_attempt", 1)))
+        self._anon = dict(self.sink.anonymous())
+
+    def nested(self, handle: str) -> StepRecorder:
+        """The recorder of a `use`d program's run (the same rows; imports prefixed)."""
+        copy = StepRecorder(sink=None, run_id=self.run_id, sources=self.sources)
+        copy.sink, copy.prefix = self.sink, f"{self.prefix}{handle}."
+        copy._rows, copy._pending, copy._anon = self._rows, self._pending, self._anon
+        copy._lines, copy._lock = self._lines, self._lock
+        return copy
+
+    # -- the run ---------------------------------------------------------------------------
+
+    def started(self, *, root_path: str | None, root_source: str | None, entry: str) -> None:
+        if self.sink is not None:
+            with self._lock:
+                metadata = {"kind": "vm", "entry": entry}
+                self.sink.run_started(
+                    root_path=root_path, root_source=root_source, metadata=metadata
+                )
+
+    def ended(self, ok: bool) -> None:
+        if self.sink is not None:
+            with self._lock:
+                self.sink.run_ended(RunStatus.COMPLETED if ok else RunStatus.FAILED)
+
+    # -- executions ------------------------------------------------------------------------
+
+    def _parent(self, key: str) -> str | None:
+        for end in range(len(key) - 1, 0, -1):
+            if key[end] in _SEPARATORS and key[:end] in self._rows:
+                return key[:end]
+        return None
+
+    def _text(self, path: str, line: int | None) -> str | None:
+        if self.sources is None or not path or not line:
+            return None
+        if path not in self._lines:
+            try:
+                text = (self.sources / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            self._lines[path] = text.splitlines()
+        lines = self._lines[path]
+        return lines[line - 1].strip() if 0 < line <= len(lines) else None
+
+    def enter(
+        self,
+        key: str,
+        kind: str,
+        *,
+        path: str = "",
+        line: int | None = None,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A row starts executing (or, on a resume, is continued)."""
+        if self.sink is None:
+            return
+        with self._lock:
+            extra = {**(metadata or {}), **self._pending.pop(key, {})}
+            found = self._rows.get(key)
+            if found is not None:
+                if found.status == ExecutionStatus.EXECUTING and not found.continued:
+                    found.continued = True  # a cut left it running: this is a retry
+                    found.attempt += 1
+                    self.sink.annotate(found.id, {**extra, "retry_attempt": found.attempt})
+                return
+            parent = self._parent(key)
+            above = self._rows[parent] if parent is not None else None
+            index = line or (above.index if above is not None else 0)
+            row = self.sink.begin(
+                parent_id=above.id if above is not None else None,
+                index=index,
+                text=text if text is not None else self._text(path, line),
+                metadata={**extra, "key": key, "kind": kind},
+            )
+            self._rows[key] = _Row(row, ExecutionStatus.EXECUTING, index, continued=True)
+
+    @contextmanager
+    def row(
+        self,
+        key: str,
+        kind: str,
+        *,
+        path: str = "",
+        line: int | None = None,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Iterator[None]:
+        """A row around a step: completed when it returns (or returns, breaks or
+        continues), failed with the error's text on a ProseError; anything else (a
+        crash, a lost store) leaves it executing, for the resume to continue."""
+        self.enter(key, kind, path=path, line=line, text=text, metadata=metadata)
+        try:
+            yield
+        except ProseError as error:
+            self.leave(key, error=message_of(error.value))
+            raise
+        except (ReturnSignal, BreakSignal, ContinueSignal):
+            self.leave(key)
+            raise
+        self.leave(key)
+
+    def leave(
+        self, key: str, error: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> None:
+        """A row ends: completed, or failed with `error` (a final row stays as it is)."""
+        if self.sink is None:
+            return
+        with self._lock:
+            found = self._rows.get(key)
+            if found is None or found.status != ExecutionStatus.EXECUTING:
+                return
+            found.status = ExecutionStatus.FAILED if error else ExecutionStatus.COMPLETED
+            self.sink.end(found.id, ExecutionStatus(found.status), error, dict(metadata or {}))
+
+    def note(self, key: str, metadata: Mapping[str, Any]) -> None:
+        """Merge metadata into a row (one not yet entered gets it when it is)."""
+        if self.sink is None:
+            return
+        with self._lock:
+            found = self._rows.get(key)
+            if found is None:
+                self._pending.setdefault(key, {}).update(metadata)
+            elif found.status == ExecutionStatus.EXECUTING:
+                self.sink.annotate(found.id, metadata)
+
+    # -- bindings --------------------------------------------------------------------------
+
+    def _scope(self, frame: str | None) -> int | None:
+        found = self._rows.get(frame) if frame else None
+        return found.id if found is not None else None
+
+    def bind(
+        self,
+        frame: str | None,
+        name: str,
+        kind: BindingKind,
+        value: Any,
+        *,
+        key: str | None = None,
+        path: str = "",
+        line: int | None = None,
+        source: str | None = None,
+    ) -> None:
+        """`name` bound in the frame row `frame` (None or "": the root scope)."""
+        if self.sink is None:
+            return
+        with self._lock:
+            source = source or self._text(path, line)
+            metadata = {"key": key} if key else {}
+            self.sink.binding(name, kind, text_of(value), self._scope(frame), source, metadata)
+
+    def anonymous(
+        self, frame: str | None, key: str, value: Any, *, path: str = "", line: int | None = None
+    ) -> None:
+        if self.sink is None:
+            return
+        with self._lock:
+            if key in self._anon:
+                return
+            source = self._text(path, line)
+            self._anon[key] = self.sink.anon(text_of(value), self._scope(frame), source, key)
+
+    # -- agents and imports ----------------------------------------------------------------
+
+    def remember(self, memory: AgentMemory, prompt: str) -> None:
+        """A persistent agent's session ended: its memory and the session's segment."""
+        if self.sink is None:
+            return
+        scope = _SCOPES.get(memory.scope, AgentScope.CUSTOM)
+        with self._lock:
+            self.sink.agent(
+                memory.name, scope, _read(memory.memory) or "", {"persist": memory.scope}
+            )
+            self.sink.segment(
+                memory.name,
+                scope,
+                memory.number,
+                prompt or None,
+                _read(memory.segment),
+                {"run_id": self.run_id},
+            )
+
+    def imported(self, alias: str, source: str, program: Program) -> None:
+        """A `use` statement: the program it names, resolved, as an `imports` row."""
+        if self.sink is None:
+            return
+        spec = program.imports.get(source)
+        digest = requires = ensures = None
+        metadata: dict[str, Any] = {}
+        if spec is not None:
+            nested = program.nested(spec)
+            entry = nested.functions.get(nested.entry)
+            metadata = {"entry": nested.entry, "target": nested.target}
+            if self.sources is not None and (self.sources / nested.target).is_file():
+                data = (self.sources / nested.target).read_bytes()
+                digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            if entry is not None:
+                requires = [{"name": n, "description": d} for n, d in entry.parameters]
+                ensures = [{"name": n, "description": d} for n, d in entry.returns]
+        with self._lock:
+            self.sink.imported(f"{self.prefix}{alias}", source, digest, requires, ensures, metadata)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+NULL_RECORDER = StepRecorder(sink=None)
+
+
+class SqlSink:
+    """A run's rows in the seed 004 tables of a SQL store (PostgreSQL, SQLite)."""
+
+    def __init__(self, state: SqlState, run_id: str) -> None:
+        self.state = state
+        self.run_id = run_id
+
+    def rows(self) -> dict[str, tuple[int, str, int, dict[str, Any]]]:
+        found = {}
+        for row in self.state.executions(self.run_id):
+            key = row["metadata"].get("key")
+            if isinstance(key, str):
+                found[key] = (
+                    row["id"],
+                    str(row["status"]),
+                    row["statement_index"],
+                    dict(row["metadata"]),
+                )
+        return found
+
+    def anonymous(self) -> dict[str, str]:
+        return {
+            str(row["metadata"]["key"]): row["name"]
+            for row in self.state.bindings(self.run_id)
+            if row["name"].startswith("anon_") and isinstance(row["metadata"].get("key"), str)
+        }
+
+    def run_started(
+        self, *, root_path: str | None, root_source: str | None, metadata: Mapping[str, Any]
+    ) -> None:
+        resumed = self.state.run(self.run_id) is not None
+        self.state.start_run(
+            self.run_id,
+            root_path=root_path,
+            root_source=root_source,
+            metadata=metadata,
+            resumed=resumed,
+        )
+
+    def run_ended(self, status: RunStatus) -> None:
+        self.state.end_run(self.run_id, status)
+
+    def begin(
+        self, *, parent_id: int | None, index: int, text: str | None, metadata: Mapping[str, Any]
+    ) -> int:
+        return self.state.begin_execution(
+            self.run_id, index, text, parent_id=parent_id, metadata=metadata
+        )
+
+    def end(
+        self, row: int, status: ExecutionStatus, error: str | None, metadata: Mapping[str, Any]
+    ) -> None:
+        self.state.end_execution(row, status, error_message=error, metadata=metadata)
+
+    def annotate(self, row: int, metadata: Mapping[str, Any]) -> None:
+        self.state.set_execution_metadata(row, metadata)
+
+    def binding(
+        self,
+        name: str,
+        kind: BindingKind,
+        value: str,
+        execution_id: int | None,
+        source: str | None,
+        metadata: Mapping[str, Any],
+    ) -> None:
+        self.state.put_binding(
+            self.run_id,
+            name,
+            kind,
+            value,
+            execution_id=execution_id,
+            source_statement=source,
+            metadata=metadata,
+        )
+
+    def anon(self, value: str, execution_id: int | None, source: str | None, key: str) -> str:
+        row = self.state.put_anonymous(
+            self.run_id,
+            value,
+            execution_id=execution_id,
+            source_statement=source,
+            metadata={"key": key},
+        )
+        return row["name"]
+
+    def agent(self, name: str, scope: AgentScope, memory: str, metadata: Mapping[str, Any]) -> None:
+        run_id = self.run_id if scope == AgentScope.EXECUTION else None
+        self.state.put_agent(name, scope, memory, run_id=run_id, metadata=metadata)
+
+    def segment(
+        self,
+        name: str,
+        scope: AgentScope,
+        number: int,
+        prompt: str | None,
+        summary: str | None,
+        metadata: Mapping[str, Any],
+    ) -> None:
+        run_id = self.run_id if scope == AgentScope.EXECUTION else None
+        self.state.add_segment(
+            name,
+            scope,
+            run_id=run_id,
+            prompt=prompt,
+            summary=summary,
+            metadata=metadata,
+            number=number,
+        )
+
+    def imported(
+        self,
+        alias: str,
+        source_ref: str,
+        content_hash: str | None,
+        requires: Any,
+        ensures: Any,
+        metadata: Mapping[str, Any],
+    ) -> None:
+        self.state.put_import(
+            self.run_id,
+            alias,
+            source_ref,
+            content_hash=content_hash,
+            requires_schema=requires,
+            ensures_schema=ensures,
+            metadata=metadata,
+        )
+
+
+def open_sink(backend: Backend, run_dir: Path, run_id: str) -> Sink:
+    """Where a run's rows go: the SQL store's tables, an in-context run's in-memory
+    SQLite database, else (the filesystem) the run's vm/state.jsonl."""
+    if backend.run_state is not None:
+        return SqlSink(backend.run_state, run_id)
+    memory = getattr(backend, "vm_state", None)
+    if callable(memory):
+        return SqlSink(memory(run_dir.parent), run_id)
+    from .statelog import STATE, FsSink
+
+    return FsSink(run_dir / STATE)
