@@ -224,7 +224,8 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
         detail = f"; {exc.report.strip().splitlines()[0]}" if exc.report.strip() else ""
         plan.errors.append((folder, f"{exc}{detail}: left as it is"))
         return
-    steps = len(seed_steps(raw["vm"], data))
+    source = compiled.get(str(raw["vm"].get("target") or ""), b"").decode("utf-8", "replace")
+    steps = len(seed_steps(raw["vm"], data, source))
 
     def adopt() -> None:
         adopt_legacy(

@@ -14,8 +14,12 @@ block whose bindings exist), recording it; when no answer finds more, the questi
 left to ask again. A `use`d program's call takes its legacy import folder's outputs
 when that nested run completed.
 
-Loop bodies: a legacy loop rewrites its bindings each iteration, so a binding inside a
-loop is taken by the first iteration that asks for it (the later ones run again).
+Loops: a legacy loop rewrites its bindings each iteration, and `state.md`'s active
+construct says how far it got (`iteration: 2/3`, `status: executing`). The loop is
+found by its header line; each iteration before the current one is finished: its
+steps take the bindings' (latest) values and its condition the answer that kept the
+loop going (a finished loop's last one, the answer that ended it). The current
+iteration runs again, since its bindings may still be the previous iteration's.
 """
 
 from __future__ import annotations
@@ -73,8 +77,15 @@ class _Probe(Interpreter):
     """The interpreter with every effect answered from the legacy bindings."""
 
     def setup(
-        self, run: Mapping[str, Any], answers: Mapping[str, Any], imports: Mapping[str, Any]
+        self,
+        run: Mapping[str, Any],
+        answers: Mapping[str, Any],
+        imports: Mapping[str, Any],
+        lines: list[str],
     ) -> None:
+        self.lines = lines  # the compiled source's lines (loops are found by their header)
+        self.progress = _loop_progress(run)
+        self.loops: dict[str, tuple[int, bool, str]] = {}  # key -> (started, ended, kind)
         self.values = {
             (str(b["name"]), b.get("execution_id")): b["value"] for b in run.get("bindings", [])
         }
@@ -112,7 +123,29 @@ class _Probe(Interpreter):
     def value(self, node: Any, scope: Scope, frame: Frame, key: str, **kw: Any) -> Any:
         if isinstance(node, Mapping) and node.get("t") == "DoCall":
             self._enter(f"{key}#{node['block']}")
+        if isinstance(node, Mapping) and node.get("t") in ("Loop", "Repeat", "For"):
+            line = node.get("line")
+            inside = isinstance(line, int) and 0 < line <= len(self.lines)
+            header = self.lines[line - 1].strip() if inside else ""
+            if header in self.progress:
+                started, ended = self.progress[header]
+                with self.guard:
+                    self.loops[key] = (started, ended, str(node.get("kind") or ""))
         return super().value(node, scope, frame, key, **kw)
+
+    def _iteration(self, key: str) -> tuple[str, int, tuple[int, bool, str], bool] | None:
+        """(loop key, iteration, progress, finished) when `key` is inside an iteration of
+        a loop `state.md` gives the progress of (the innermost such loop)."""
+        best = None
+        for loop, progress in self.loops.items():
+            found = re.match(re.escape(loop) + r"@(\d+)(?=[/?#.|@>\[]|$)", key)
+            if found and (best is None or len(loop) > len(best[0])):
+                best = (loop, int(found[1]), progress)
+        if best is None:
+            return None
+        started, ended, _ = best[2]
+        finished = best[1] < started - 1 or (ended and best[1] < started)
+        return (*best, finished)
 
     def _enter(self, invocation: str) -> None:
         with self.guard:
@@ -145,6 +178,11 @@ class _Probe(Interpreter):
 
     def step(self, frame: Frame, key: str, ask: Ask) -> Any:
         self._spend()
+        inside = self._iteration(key)
+        if inside is not None and inside[3]:
+            return self._replayed(key, ask, inside[:3])
+        if inside is not None:  # the current iteration or a later one: all still to do
+            return (ask.options or (False,))[0] if ask.kind == "question" else None
         if ask.kind == "question":
             options: tuple[Any, ...] = ask.options or (False, True)
             if key not in self.answers:
@@ -159,6 +197,28 @@ class _Probe(Interpreter):
         value = _MISSING if name is None else self._take(name, self.execution(key))
         if value is _MISSING:
             return None  # still to do: a placeholder, nothing recorded
+        with self.guard:
+            self.found[key] = (ask.kind, {"ok": value})
+        return value
+
+    def _replayed(self, key: str, ask: Ask, inside: tuple[str, int, tuple[int, bool, str]]) -> Any:
+        """A step of a loop iteration the legacy run finished."""
+        loop, index, (started, ended, kind) = inside
+        if ask.kind == "question":
+            if key != f"{loop}@{index}?" or kind not in ("until", "while"):
+                if key not in self.answers:  # another question inside: as anywhere else
+                    raise _NeedAnswer(key, ask.options or (False, True))
+                return self.answers[key] if self.answers[key] is not None else False
+            stop = ended and index == started - 1
+            answer = stop if kind == "until" else not stop
+            with self.guard:
+                self.found[key] = ("answer", {"ok": answer})
+            return answer
+        name = self.names.get(key)
+        execution = self.execution(key)
+        if name is None or (name, execution) not in self.values:
+            return None
+        value = self.values[(name, execution)]  # the latest iteration's value
         with self.guard:
             self.found[key] = (ask.kind, {"ok": value})
         return value
@@ -183,6 +243,23 @@ class _Probe(Interpreter):
         return super().invocation(node, scope, frame, key, bind)
 
 
+def _loop_progress(run: Mapping[str, Any]) -> dict[str, tuple[int, bool]]:
+    """Each active loop construct of `state.md` by its header line's code: (iterations
+    started, whether it ended)."""
+    code = {e["line"]: str(e.get("code", "")).strip() for e in run.get("trace", [])}
+    out: dict[str, tuple[int, bool]] = {}
+    for construct in run.get("constructs", []):
+        if construct.get("kind") != "loop":
+            continue
+        items = construct.get("items", {})
+        found = re.match(r"\s*(\d+)\s*/", str(items.get("iteration", "")))
+        header = code.get(construct["lines"][0], "")
+        if found and header:
+            status = str(items.get("status", "")).lower()
+            out[header] = (int(found[1]), status in ("complete", "completed", "done"))
+    return out
+
+
 def _imports(run: Mapping[str, Any]) -> dict[str, Any]:
     """Each completed legacy import's result by handle: its one output, or all by name."""
     out: dict[str, Any] = {}
@@ -201,9 +278,13 @@ def _imports(run: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def seed_steps(raw_vm: Mapping[str, Any], run: Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+def seed_steps(
+    raw_vm: Mapping[str, Any], run: Mapping[str, Any], source: str = ""
+) -> list[tuple[str, str, Any]]:
     """The journal lines (key, kind, value) of the steps the legacy run `run` (as
-    runtime/legacy.py reads it) finished, in the order the script meets them."""
+    runtime/legacy.py reads it) finished, in the order the script meets them. `source`
+    is the entry's compiled text (its loops are matched to `state.md`'s by header)."""
+    lines = source.split("\n") if source else []
     from .program import Program
 
     program = Program.from_json(raw_vm)
@@ -221,7 +302,7 @@ def seed_steps(raw_vm: Mapping[str, Any], run: Mapping[str, Any]) -> list[tuple[
                 perform=_never,
                 emit=lambda event: None,
             )
-            vm.setup(run, answers, imports)
+            vm.setup(run, answers, imports, lines)
             # a placeholder the script could not use ends the probe: what was found stands
             with contextlib.suppress(ProseError, RecursionError, _Exhausted):
                 vm.run(args)
@@ -263,7 +344,9 @@ def adopt_legacy(
     continues it doing none of them again. The legacy folder is left as it was."""
     given = legacy_inputs(run)
     raw_vm = raw["vm"]
-    steps = seed_steps(raw_vm, run)
+    target = str(raw_vm.get("target") or "")
+    source = compiled.get(target, b"").decode("utf-8", errors="replace")
+    steps = seed_steps(raw_vm, run, source)
     info = {
         "kind": "vm",
         "wakes": [],
