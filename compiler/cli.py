@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(f"prosec, version {__version__}\n")
         sys.stdout.flush()
         sys.exit(ExitCode.OK)
+    _early_lsp(sys.argv[1:] if argv is None else list(argv))
     import click
 
     from .commands.group import cli
@@ -69,6 +70,28 @@ def main(argv: list[str] | None = None) -> None:
         _disk_full(exc)  # exits 2 when it is one
         _report_bug(exc)
         sys.exit(ExitCode.INTERNAL)
+
+
+def _early_lsp(args: list[str]) -> None:
+    """`prosec lsp` answers the editor's `initialize` before even click loads (see
+    lsp/early.py), when its arguments are ones click will surely accept."""
+    if args[:1] != ["lsp"]:
+        return
+    rest = args[1:]
+    while rest:
+        if rest[0] in ("--stdio", "-v", "--verbose"):
+            rest = rest[1:]
+        elif rest[0] == "--debounce-ms" and len(rest) > 1 and rest[1].isdigit():
+            rest = rest[2:]
+        else:
+            return  # anything else (--help, a log file, a typo): the command decides
+    from importlib.util import find_spec
+
+    if find_spec("pygls") is None or find_spec("lsprotocol") is None:
+        return  # the command says which extra is missing
+    from .lsp import early
+
+    early.PENDING = early.answer_initialize(sys.stdin.fileno(), sys.stdout.fileno())
 
 
 def _disk_full(exc: BaseException) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from .errors import fail
-from .inputs import open_log
 
 
 @click.command()
@@ -42,6 +41,14 @@ def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> 
     hover, go to definition, find references, document and workspace symbols,
     code actions and completion. See the README for editor set-up.
     """
+    from importlib.util import find_spec
+
+    from ..lsp.early import answer_initialize, take_pending
+
+    if find_spec("pygls") is None or find_spec("lsprotocol") is None:
+        fail("the language server needs the 'lsp' extra: pip install 'prosec[lsp]'")
+    # the editor waits for this reply: it is sent before pygls and lsprotocol load
+    early = take_pending() or answer_initialize(sys.stdin.fileno(), sys.stdout.fileno())
     try:
         from ..lsp.server import build
     except ModuleNotFoundError as exc:  # pygls and lsprotocol come with the `lsp` extra
@@ -49,10 +56,12 @@ def lsp(stdio: bool, debounce_ms: int, log_file: Path | None, verbose: bool) -> 
             raise
         fail("the language server needs the 'lsp' extra: pip install 'prosec[lsp]'")
     if log_file is not None:
+        from .inputs import open_log
+
         logging.basicConfig(stream=open_log(log_file, "--log-file"), level=logging.WARNING)
     else:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     if verbose:  # the protocol and the server, not every markdown-it rule
         for name in ("pygls", "prosec"):
             logging.getLogger(name).setLevel(logging.DEBUG)
-    build(debounce=debounce_ms / 1000).start_io()
+    build(debounce=debounce_ms / 1000).start_io(early=early)

@@ -51,9 +51,12 @@ def load(
     locate: Callable[[str], Path],
     display: Callable[[Path], str],
     read: Reader,
+    real: Callable[[Path], Path] | None = None,
 ) -> Loaded:
     """Resolve every reference of `project` (files named by display path, found on disk
-    by `locate`) against ROOT, reading each dependency file once (`display` names it)."""
+    by `locate`) against ROOT, reading each dependency file once (`display` names it).
+    `real` resolves a path (default: `Path.resolve`; the language server remembers them)."""
+    _key = real or _resolve
     files = {f.path: f for f in project.files}
     known = {_key(locate(f.path)): f.path for f in project.files}
     pinned = locked(root)
@@ -122,7 +125,7 @@ def _read(
     return name
 
 
-def _key(path: Path) -> Path:
+def _resolve(path: Path) -> Path:
     try:
         return path.resolve()
     except (OSError, RuntimeError):

@@ -29,6 +29,7 @@ from ..config import CONFIG_NAME, ROOT_MARKERS
 from ..discover import SUFFIX
 from . import convert, wiring
 from .disk import LocalDisk, read_config_text
+from .early import Early
 from .handlers import REQUESTS
 from .positions import UTF16, LineIndex
 from .stream import serve_stdin
@@ -76,10 +77,18 @@ class ProseServer(LanguageServer):
 
     # -- threads -----------------------------------------------------------------------------
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve on stdin/stdout with the resynchronizing reader (stream.py)."""
+    def start_io(
+        self,
+        stdin: BinaryIO | None = None,
+        stdout: BinaryIO | None = None,
+        early: Early | None = None,
+    ) -> None:
+        """Serve on stdin/stdout with the resynchronizing reader (stream.py), after what
+        `early.answer_initialize` read (its reply to `initialize` is not sent twice)."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        if early is not None and early.answered is not None:
+            _drop_reply(self.protocol, early.answered)
         try:
             asyncio.run(
                 serve_stdin(
@@ -87,6 +96,7 @@ class ProseServer(LanguageServer):
                     self.protocol,
                     self._stop_event.is_set,
                     self.report_stream,
+                    early,
                 )
             )
         except BrokenPipeError:
@@ -255,6 +265,21 @@ class ProseServer(LanguageServer):
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
+
+
+def _drop_reply(protocol: Any, answered: int | str) -> None:
+    """Send every message but the first reply to request `answered` (already sent)."""
+    send = protocol._send_data
+    pending = [answered]
+
+    def filtered(data: Any) -> None:
+        msg_id = getattr(data, "id", None)
+        if pending and msg_id == pending[0] and not hasattr(data, "method"):
+            pending.clear()
+            return
+        send(data)
+
+    protocol._send_data = filtered
 
 
 def build(debounce: float = 0.025, wire: Wire | None = None) -> ProseServer:

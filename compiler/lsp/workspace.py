@@ -96,6 +96,7 @@ class Workspace:
         self._parsed: dict[Path, _Parsed] = {}
         self._configs: dict[Path, tuple[Stamp | None, Config, ConfigError | None]] = {}
         self._analyses: dict[Path, tuple[object, Analysis]] = {}
+        self._resolved: dict[Path, Path] = {}
 
     # -- buffers -----------------------------------------------------------------------------
 
@@ -133,6 +134,7 @@ class Workspace:
         """Files changed, appeared or vanished on disk; returns the roots of open projects
         whose analysis may differ now."""
         changed = [p.resolve() for p in paths]
+        self._resolved.clear()  # a file or a symlink may have moved
         if any(p.name in ROOT_MARKERS for p in changed):
             # a project boundary moved: every grouping may differ
             self._roots.clear()
@@ -246,10 +248,23 @@ class Workspace:
             project,
             root,
             locate=lambda display: paths.get(display, root / display),
-            display=lambda path: relative(path.resolve(), root),
+            display=lambda path: relative(self._real(path), root),
             read=read,
+            real=self._real,
         )
         return loaded, imported
+
+    def _real(self, path: Path) -> Path:
+        """`path.resolve()`, remembered until a disk event (`refresh`): the dependency
+        loader asks for every file's on each keystroke."""
+        found = self._resolved.get(path)
+        if found is None:
+            try:
+                found = path.resolve()
+            except (OSError, RuntimeError):
+                found = path.absolute()
+            self._resolved[path] = found
+        return found
 
     def _config(self, root: Path) -> tuple[Stamp | None, Config, ConfigError | None]:
         stamp = self.disk.stamp(root / CONFIG_NAME)

@@ -105,25 +105,47 @@ print("heavy:", *(m for m in ("networkx", "jsonschema", "lark") if m in sys.modu
 
 def test_process_start_up_with_wiring(compiled: None, tmp_path: Path) -> None:
     """`prosec lint FILE` wires the file against the rest of its project: a 5 KB file
-    without ProseScript, in a 50-file project, whole process, under 300 ms."""
+    without ProseScript, in a 50-file project, whole process, under 300 ms.
+
+    Three figures: cold (`--no-cache`), the file edited before every run (what an editor
+    hook or a pre-commit run meets: the neighbours' parses come from the lint cache, the
+    file is parsed again and the project wired again; the aim is judged on this one), and
+    nothing changed (the result comes from the cache)."""
     import subprocess
 
     path = wired_project(tmp_path / "wired")
     # no prose.toml: checking one loads jsonschema, a cost of any command in a configured
     # project, measured with the config, not here
     (tmp_path / "wired" / "prose.toml").unlink()
-    lint = process_times([prosec_bin(), "lint", str(path)], 20)
-    report(
-        f"prosec lint FILE with wiring ({path.stat().st_size / 1024:.1f} KB, {FILES}-file project)",
-        f"{lint.median_wall * 1000:.0f} ms median wall, {lint.best_wall * 1000:.0f} ms best, "
-        f"{lint.median_cpu * 1000:.0f} ms cpu",
+    env = {"PROSEC_CACHE_DIR": str(tmp_path / "cache")}
+    cold = process_times([prosec_bin(), "lint", "--no-cache", str(path)], 20)
+    edits = iter(range(1000))
+
+    def edit() -> None:
+        path.write_text(path.read_text(encoding="utf-8") + f"\nEdit {next(edits)}.\n")
+
+    subprocess.run([prosec_bin(), "lint", str(path)], env={**os.environ, **env}, check=False)
+    edited = process_times([prosec_bin(), "lint", str(path)], 20, before_each=edit, env=env)
+    unchanged = process_times([prosec_bin(), "lint", str(path)], 20, env=env)
+    for label, lint in (("--no-cache", cold), ("file edited", edited), ("unchanged", unchanged)):
+        report(
+            f"prosec lint FILE with wiring, {label} ({path.stat().st_size / 1024:.1f} KB, "
+            f"{FILES}-file project)",
+            f"{lint.median_wall * 1000:.0f} ms median wall, {lint.best_wall * 1000:.0f} ms best, "
+            f"{lint.median_cpu * 1000:.0f} ms cpu",
+        )
+    report("load average", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    record(
+        "7-lint-file",
+        edited.best_wall * 1000,
+        f"best of 20 runs, 50-file project, the file edited before each run "
+        f"(--no-cache {cold.best_wall * 1000:.0f} ms, unchanged {unchanged.best_wall * 1000:.0f} ms)",
     )
-    record("7-lint-file", lint.best_wall * 1000, "best of 20 runs, 50-file project")
     loaded = subprocess.run(
         [sys.executable, "-c", _IMPORTS, str(path)], capture_output=True, text=True, check=True
     )
     assert loaded.stdout.splitlines()[-1] == "heavy:"  # no networkx, jsonschema or lark
-    assert lint.best_wall < 0.300
+    assert cold.best_wall < 0.300
 
 
 def test_process_start_up_with_wiring_and_prose(compiled: None, tmp_path: Path) -> None:

@@ -37,11 +37,19 @@ class ProcessTimes:
     best_cpu: float
 
 
-def process_times(args: list[str], runs: int) -> ProcessTimes:
-    """Run `args` `runs` times with bytecode caching on and time each run."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+def process_times(
+    args: list[str],
+    runs: int,
+    before_each: Callable[[], object] | None = None,
+    env: dict[str, str] | None = None,
+) -> ProcessTimes:
+    """Run `args` `runs` times with bytecode caching on and time each run (`before_each`
+    runs untimed before every run; `env` is added to the environment)."""
+    env = {k: v for k, v in {**os.environ, **(env or {})}.items() if k != "PYTHONDONTWRITEBYTECODE"}
     walls, cpus = [], []
     for _ in range(runs):
+        if before_each is not None:
+            before_each()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(args, capture_output=True, env=env, check=False)
