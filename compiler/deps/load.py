@@ -55,7 +55,7 @@ def load(
     """Resolve every reference of `project` (files named by display path, found on disk
     by `locate`) against ROOT, reading each dependency file once (`display` names it)."""
     files = {f.path: f for f in project.files}
-    known = {_key(locate(f.path)): f.path for f in project.files}
+    known: dict[Path, str] | None = None  # resolved path → display, made when first needed
     pinned = locked(root)
     queue = [f.path for f in project.files]
     found: list[Diagnostic] = []
@@ -83,6 +83,8 @@ def load(
                 recorded.append(ref)
                 continue
             met.append(Reference(source.dependency, outcome.identifier, ref))
+            if known is None:  # one realpath per file, only in a project that has references
+                known = {_key(locate(f.path)): f.path for f in project.files}
             target = known.get(_key(outcome.path))
             if target is None and (outcome.locator is not None):
                 target = _read(outcome, display, read, files, found, read_files)
