@@ -87,6 +87,8 @@ def _build(
         progress=progress,
         extra=unreadable,
         imports=importer(root),
+        wiring=None if cache is None else cache.last_wiring(),
+        traced=cache is not None,
     )
     note = _note(cache, result, options)
     summary = _summary(result)
@@ -126,6 +128,7 @@ def _build(
             summary=summary,
             imports=_imported(root, result),
         )
+        cache.wiring = result.unit.wiring
         unsaved = cache.save({path for path, _ in texts})
         note = f"{note}; {unsaved}" if unsaved else note
     return BuildOutcome(
@@ -200,7 +203,9 @@ def _note(cache: BuildCache | None, result: CompileResult, options: BuildOptions
         return f"full build: {cache.reason}"
     if result.reparsed == result.files:
         return "full build: every source changed"
-    return f"incremental build: reparsed {result.reparsed} of {result.files} files"
+    wiring = result.unit.wiring
+    rewired = "" if wiring is None else f", re-wired {wiring.resolved} of {wiring.needs} needs"
+    return f"incremental build: reparsed {result.reparsed} of {result.files} files{rewired}"
 
 
 def _summary(result: CompileResult) -> dict[str, int]:

@@ -26,10 +26,13 @@ from .cache_codec import CodecError, decoder, encoder, schema
 from .config import Config
 from .diagnostics import Diagnostic
 from .ir import SourceFile
+from .passes.forme import incremental
+from .passes.forme.incremental import Wiring
 from .passes.tools import HostCheck
 
 LAST_FILE = "last.json"
 PARSE_FILE = "parse.json"
+WIRING_FILE = "wiring.json"  # Forme's memo (compiler/passes/forme/incremental.py)
 FORMAT = 2  # 1 was the pickles in dist/.cache/, which are never read
 _HEADER_KEYS = {"format": int, "schema": str, "prosec": str, "config": str}
 _VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,40}")  # printed in a reason, so kept plain
@@ -87,6 +90,7 @@ class BuildCache:
     header: dict[str, Any]
     last: LastBuild | None = None
     reason: str = ""  # why the cache could not be used ("" when it was loaded)
+    wiring: Wiring | None = None  # this build's Forme memo, saved with the rest
     _entries: dict[str, ParseEntry] | None = None
     _encoded: dict[str, Any] = field(default_factory=dict)  # path → entry as read
 
@@ -122,6 +126,17 @@ class BuildCache:
                 self.reason = _unreadable(exc)
         return self._entries
 
+    def last_wiring(self) -> Wiring | None:
+        """The last build's Forme memo, or None when there is none that can be trusted
+        (then the build wires the project whole, as a cold build does)."""
+        if self.reason:
+            return None
+        try:
+            stale, payload = self._read(WIRING_FILE, "wiring")
+        except (FileNotFoundError, _Unreadable):
+            return None
+        return None if stale else incremental.decode(payload)
+
     def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None:
         entry = self.entries.get(path)
         if entry is None or entry.digest != digest:
@@ -150,6 +165,9 @@ class BuildCache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(self.directory / PARSE_FILE, _dump_entries(self.header, entries))
+            if self.wiring is not None:
+                memo = {"header": self.header, "wiring": self.wiring.document()}
+                atomic_write_bytes(self.directory / WIRING_FILE, orjson.dumps(memo))
             last = _encode_last(self.last) if self.last is not None else None
             atomic_write_bytes(
                 self.directory / LAST_FILE, orjson.dumps({"header": self.header, "last": last})

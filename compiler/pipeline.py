@@ -22,6 +22,7 @@ from .values import value
 
 if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` never does
     from .host import Host
+    from .passes.forme import Wiring
     from .passes.tools import HostCheck
 
 Progress = Callable[[str, int, int], None]
@@ -56,6 +57,9 @@ class Unit:
     problems: tuple[str, ...] = ()  # the emitted intent's validation problems (a bug)
     validated: bool = False  # the intent passed schema and semantic validation
     diagnostics: tuple[Diagnostic, ...] = ()  # every finding so far, after policy
+    # incremental wiring (the build): trace Forme, reusing the last build's memo
+    traced: bool = False
+    wiring: Wiring | None = None  # in: the last build's memo; out: this wiring's memo
 
 
 PassFn = Callable[[Unit], tuple[Unit, list[Diagnostic]]]
@@ -87,6 +91,9 @@ def _patterns(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
 
 
 def _forme(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
+    if unit.traced:
+        topology, found, memo = forme.wire(unit.project, unit.config, unit.wiring, traced=True)
+        return replace(unit, topology=topology, wiring=memo), found
     topology, found = forme.run(unit.project, unit.config)
     return replace(unit, topology=topology), found
 
@@ -348,9 +355,13 @@ def compile_texts(
     progress: Progress | None = None,
     extra: Sequence[Diagnostic] = (),
     imports: Importer | None = None,
+    wiring: Wiring | None = None,
+    traced: bool = False,
 ) -> CompileResult:
     """Compile (display path, text) pairs: no discovery and no I/O except host lookups and
-    `imports` (dependency loading, when given)."""
+    `imports` (dependency loading, when given). With `traced`, the result's unit holds
+    the memo of its wiring, and `wiring` (the last one) spares re-resolving the needs no
+    change reaches (the output is the same either way)."""
     project, found, reparsed = _parse(texts, cache)
     if imports is not None:
         project, imported = imports(project)
@@ -360,6 +371,8 @@ def compile_texts(
         config=config,
         host=host,
         diagnostics=tuple(apply_policy([*extra, *found], config)),
+        traced=traced,
+        wiring=wiring,
     )
     return CompileResult(unit=run_pipeline(unit, progress), files=len(texts), reparsed=reparsed)
 

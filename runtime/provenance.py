@@ -17,15 +17,18 @@ older prosec) is not used: the run copies the working files, as before.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import secrets
 import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from .fsio import atomic_write_bytes
+from .fsio import atomic_write_bytes, fsync_dir
 from .userjson import JSONInputError, loads, read_limited
 
 __all__ = [
@@ -73,6 +76,7 @@ def write_snapshot(dist: Path, manifest: bytes, texts: Iterable[tuple[str, str]]
     """Store each (path, text) compiled and write `sources.next.json` for `manifest`;
     blobs no list names any more are removed."""
     listed: dict[str, str] = {}
+    missing: dict[Path, bytes] = {}  # blob → its bytes, for the blobs the store lacks
     store = dist / STORE
     if store.is_symlink() or (store.exists() and not store.is_dir()):
         store.unlink()  # the store is prosec's own: whatever took its place goes
@@ -85,12 +89,38 @@ def write_snapshot(dist: Path, manifest: bytes, texts: Iterable[tuple[str, str]]
             blob.unlink()
         data = _read(blob)
         if data is None or digest_of_bytes(data) != digest:
-            store.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(blob, text.encode("utf-8"))
+            missing[blob] = text.encode("utf-8")
         listed[path] = digest
+    if missing:
+        store.mkdir(parents=True, exist_ok=True)
+        _write_blobs(store, missing)
     document = {"manifest": digest_of_bytes(manifest), "sources": dict(sorted(listed.items()))}
     atomic_write_bytes(dist / NEXT_LIST, _dumps(document))
     _prune(dist)
+
+
+def _write_blobs(store: Path, blobs: Mapping[Path, bytes]) -> None:
+    """Each blob written as `atomic_write_bytes` writes one (temp file, fsync, rename), in
+    phases: every temp file written and synced, then renamed, then the store's directory
+    synced once (not once per blob). The list naming them is written after this returns,
+    so a crash leaves at worst blobs no list names (pruned) or temp files (leftovers)."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for blob, data in blobs.items():
+            tmp = blob.with_name(f".{blob.name}.tmp-{secrets.token_hex(4)}-{os.getpid()}")
+            staged.append((tmp, blob))
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for tmp, blob in staged:
+            os.replace(tmp, blob)
+    except BaseException:
+        for tmp, _ in staged:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        raise
+    fsync_dir(store)
 
 
 def snapshot_current(dist: Path, manifest: bytes) -> bool:

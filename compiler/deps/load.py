@@ -58,7 +58,7 @@ def load(
     `real` resolves a path (default: `Path.resolve`; the language server remembers them)."""
     _key = real or _resolve
     files = {f.path: f for f in project.files}
-    known = {_key(locate(f.path)): f.path for f in project.files}
+    known: dict[Path, str] | None = None  # resolved path → display, made when first needed
     pinned = locked(root)
     queue = [f.path for f in project.files]
     found: list[Diagnostic] = []
@@ -86,6 +86,8 @@ def load(
                 recorded.append(ref)
                 continue
             met.append(Reference(source.dependency, outcome.identifier, ref))
+            if known is None:  # one realpath per file, only in a project that has references
+                known = {_key(locate(f.path)): f.path for f in project.files}
             target = known.get(_key(outcome.path))
             if target is None and (outcome.locator is not None):
                 target = _read(outcome, display, read, files, found, read_files)

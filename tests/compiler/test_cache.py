@@ -13,7 +13,7 @@ import pytest
 from platformdirs import user_cache_dir
 from prosec.compiler import __version__
 from prosec.compiler.build import BuildOptions, BuildOutcome, build
-from prosec.compiler.cache import LAST_FILE, PARSE_FILE, project_dir
+from prosec.compiler.cache import LAST_FILE, PARSE_FILE, WIRING_FILE, project_dir
 from prosec.compiler.commands.build import cache_base
 from prosec.compiler.config import Config, WiringPin, load
 from prosec.compiler.diagnostics import Severity
@@ -60,7 +60,9 @@ def test_cold_then_noop_then_incremental(root: Path, tmp_path: Path) -> None:
     changed = first_source(root)
     changed.write_text(changed.read_text() + "\nOne more line.\n")
     third = run(root, cache)
-    assert third.note == "incremental build: reparsed 1 of 2 files"
+    # the changed file holds both needs: both are wired again (the Forme memo spares the
+    # needs of unchanged files that no change reaches, tests/compiler/test_incremental_wiring.py)
+    assert third.note == "incremental build: reparsed 1 of 2 files, re-wired 2 of 2 needs"
     assert run(root, cache).status == "up-to-date"  # the saved cache holds both entries
 
 
@@ -68,7 +70,7 @@ def test_the_cache_lives_outside_the_project(root: Path, tmp_path: Path) -> None
     cache = tmp_path / "cache"
     run(root, cache)
     folder = project_dir(cache, root)
-    assert sorted(p.name for p in folder.iterdir()) == [LAST_FILE, PARSE_FILE]
+    assert sorted(p.name for p in folder.iterdir()) == [LAST_FILE, PARSE_FILE, WIRING_FILE]
     # dist/ holds the manifest and the sources as compiled (runtime/provenance.py), no cache
     assert sorted(p.name for p in (root / "dist").iterdir()) == [
         "manifest.next.json",

@@ -29,17 +29,29 @@ from ...ir import (
     TopologyNode,
     WakeSource,
 )
+from . import incremental
+from .incremental import Wiring
 from .index import Broken, EmitsEntry, ProducerIndex, broken_sources, emits_entries, node_contracts
 from .ladder import Problem, resolve
 from .templates import Template, expand, instance_name
 from .text import analyze, key
 
-__all__ = ["find_need", "run"]
+__all__ = ["Wiring", "find_need", "run", "wire"]
 
 
 def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
     """Wire every `### Requires` need of every node; report what could not be wired."""
-    index = ProducerIndex(node_contracts(project))
+    topology, found, _ = wire(project, config)
+    return topology, found
+
+
+def wire(
+    project: Project, config: Config, previous: Wiring | None = None, traced: bool = False
+) -> tuple[Topology, list[Diagnostic], Wiring | None]:
+    """`run`, and with `traced` the memo of this wiring (None when the project cannot be
+    traced, see `incremental`): given the last build's memo as `previous`, only the needs
+    a change can reach are resolved again. The topology is the same either way."""
+    index = ProducerIndex(node_contracts(project), traced=traced)
     templates, contracts, found = expand(index)
     if templates:  # mounts replace their templates: index the expanded node set
         instances = {instance_name(t.name, i.value): i for t in templates for i in t.instances}
@@ -53,6 +65,11 @@ def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
         emits.setdefault(entry.subscriber, []).append(entry)
     pins, pin_problems = _pins(config, index)
     found += pin_problems
+    reuse = None
+    if traced and incremental.traceable(project, config, index, bool(templates)):
+        reuse = incremental.Reuse(
+            previous, index, incremental.digests(project), incremental.emits_of(entries)
+        )
     resolutions: list[Resolution] = []
     for name, producer in sorted(index.producers.items()):
         mount = producer.instance
@@ -63,6 +80,8 @@ def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
                 resolution, problems = _parameter(
                     name, need, template, mount, found_pins, index, emits
                 )
+            elif reuse is not None:
+                resolution, problems = _traced(name, position, need, index, emits, reuse)
             else:
                 resolution, problems = resolve(
                     name, need, pins.get((name, position), ()), index, emits
@@ -81,7 +100,28 @@ def run(project: Project, config: Config) -> tuple[Topology, list[Diagnostic]]:
         resolutions=tuple(resolutions),
         cycle=tuple(cycles[0]) if cycles else (),
     )
-    return topology, found
+    return topology, found, None if reuse is None else reuse.result()
+
+
+def _traced(
+    name: str,
+    position: int,
+    need: Need,
+    index: ProducerIndex,
+    emits: dict[str, list[EmitsEntry]],
+    reuse: incremental.Reuse,
+) -> tuple[Resolution, list[Problem]]:
+    """The memo's resolution when nothing it read changed, else the ladder's (traced)."""
+    hit = reuse.get(name, position, need)
+    if hit is not None:
+        return hit
+    trace = index.start_trace()
+    try:
+        resolution, problems = resolve(name, need, (), index, emits)
+    finally:
+        index.stop_trace()
+    reuse.put(name, position, resolution, problems, trace)
+    return resolution, problems
 
 
 def _node(contract: Contract, instance: Instance | None) -> TopologyNode:
