@@ -115,6 +115,7 @@ class _Job:
     wake: Wake
     request: RenderRequest
     pinned: tuple[tuple[str, str], ...] = ()  # (node, version) materializations it reads
+    seen: int = 0  # Engine._repairs when it was prepared
 
 
 class Engine:
@@ -130,6 +131,7 @@ class Engine:
         providers: Mapping[str, str],
         options: EngineOptions,
         delegates: Delegates | None = None,
+        before_renders: Callable[[RunDir], None] = lambda run: None,
     ) -> None:
         self.root = root
         self.intent = intent
@@ -137,11 +139,15 @@ class Engine:
         self.renderers = renderers
         self.providers = providers
         self.options = options
+        self.before_renders = before_renders  # e.g. snapshot the run's sources (once)
         self._tracker = Tracker(None, "", {})
         self.delegates = delegates or Delegates(renderers={}, unbound={})
         self._memory_problems: dict[str, str] = {}  # node → why its memory cannot be used
         self.heads: dict[str, NodeHead] = backend.heads(intent.order)
         self._versions: dict[str, str | None] = {}
+        # pinned copies a render wrote into, rebuilt after it: node → repair number
+        self._repairs = 0
+        self._rebuilt: dict[str, int] = {}
 
     def version(self, node: str) -> str | None:
         """The node's published ContentAddress (read lazily: most runs render few nodes)."""
@@ -204,6 +210,7 @@ class Engine:
                 if plan.blocked:  # pragma: no cover - plan_wave settles everything when idle
                     raise RuntimeError(f"reconciler stalled on {plan.blocked}")
                 return summary
+            self.before_renders(run)
             summary.waves += 1
             event += 1
             self.options.on_event(Event(kind=EventKind.WAVE, total=len(plan.renders)))
@@ -220,7 +227,14 @@ class Engine:
                     wake = explicit
                 request, pinned = self._prepare(run, node, wake)
                 jobs.append(
-                    _Job(node=node, decision=decision, wake=wake, request=request, pinned=pinned)
+                    _Job(
+                        node=node,
+                        decision=decision,
+                        wake=wake,
+                        request=request,
+                        pinned=pinned,
+                        seen=self._repairs,
+                    )
                 )
             self._run_wave(run, jobs, event, summary, pending, wakes)
 
@@ -380,12 +394,18 @@ class Engine:
 
     def _changed_inputs(self, run: RunDir, job: _Job) -> list[str]:
         """The pinned copies a render read that no longer match their version (a render
-        wrote into them); they are rebuilt for the renders after it."""
-        return [
-            node
-            for node, version in job.pinned
-            if run.pin(node, version, functools.partial(self.backend.get_version, node, version))
-        ]
+        wrote into them; they are rebuilt for the renders after it), or that were rebuilt
+        since the render was prepared (it may have read the tampered bytes)."""
+        changed = []
+        for node, version in job.pinned:
+            blob = functools.partial(self.backend.get_version, node, version)
+            if run.pin(node, version, blob):
+                self._repairs += 1
+                self._rebuilt[node] = self._repairs
+                changed.append(node)
+            elif self._rebuilt.get(node, 0) > job.seen:
+                changed.append(node)
+        return changed
 
     def _prepare(
         self, run: RunDir, node: str, wake: Wake

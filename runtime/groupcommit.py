@@ -11,8 +11,9 @@ pays a fixed handful however many commits it holds, in this order:
 2. **apply**, per commit, without fsync: version file, pending record, ledger append,
    run ledger append, published tree, the run's materialized copy, vm.log marker.
 3. **sync**: one syncfs(2) of the filesystem makes everything applied durable.
-4. **clear**: the pending records and the journal are removed, and a second syncfs makes
-   that durable before the next group starts.
+4. **clear**: the pending records and the journal are removed, unsynced: should a power
+   cut bring one back, rolling it forward is a no-op (its receipt is already the head of
+   a synced ledger, or a later receipt is and it is discarded as stale).
 
 A crash before (1) loses only renders (they are redone); after it, the next runner's
 `repair()` turns the journal into durable pending records and version files and the
@@ -107,7 +108,6 @@ def commit_group(
     for c in commits:
         backend.clear_pending(c.node, durable=False)
     backend.drop_journal()
-    _sync(backend, run)
     return addresses
 
 

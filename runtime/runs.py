@@ -149,9 +149,12 @@ class RunDir:
         info: Mapping[str, Any],
         runs_dir: Path | None = None,
         compiled: Mapping[str, bytes] | None = None,
+        lazy: bool = False,
     ) -> RunDir:
         """Create the run folder whole. `compiled` holds the sources as compiled (path →
-        bytes, runtime/provenance.py); a source it lacks is copied from the project."""
+        bytes, runtime/provenance.py); a source it lacks is copied from the project.
+        `lazy` leaves `sources/` out: `add_sources` snapshots them before the run's first
+        render, so a run that renders nothing copies nothing."""
         final = (runs_dir or root / "runs") / run_id
         if final.exists():
             raise FileExistsError(f"run {run_id} exists")
@@ -162,23 +165,15 @@ class RunDir:
         # byte (a source or the intent that did not change) is hard-linked from it.
         path = final.with_name(f"{BUILDING}{os.getpid()}-{run_id}")
         path.mkdir(parents=True, exist_ok=False)
-        for sub in ("sources", "workspace", "world-model/caller", "receipts", "agents"):
+        for sub in ("workspace", "world-model/caller", "receipts", "agents"):
             (path / sub).mkdir(parents=True, exist_ok=True)
-        earlier = _latest_run(final.parent)
-        snapshot = _Snapshot(earlier)
+        snapshot = _Snapshot(_latest_run(final.parent))
         snapshot.put(path / "compiled-intent.json", intent_bytes, "compiled-intent.json")
-        for source in sources:
-            try:
-                src = confined(root, source, "source path")
-                dest = confined(path / "sources", source, "source path")
-            except PathEscapeError:
-                continue
-            if compiled is not None and source in compiled:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                snapshot.put(dest, compiled[source], f"sources/{source}")
-            elif src.is_file():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                snapshot.put(dest, src.read_bytes(), f"sources/{source}")
+        if not lazy:
+            (path / "sources").mkdir()
+            linked = _Snapshot(_latest_sources(final.parent))
+            _put_sources(linked, root, path, sources, compiled)
+            snapshot.written += linked.written
         if root_source is not None:
             try:
                 src = confined(root, root_source, "root source")
@@ -198,6 +193,25 @@ class RunDir:
         os.rename(path, final)
         fsync_dir(final.parent)
         return cls(final)
+
+    def has_sources(self) -> bool:
+        return (self.path / "sources").is_dir()
+
+    def add_sources(
+        self, root: Path, sources: list[str], compiled: Mapping[str, bytes] | None
+    ) -> None:
+        """Snapshot the sources into a run created `lazy` (once): built beside `sources/`
+        under a hidden name, synced, and renamed into place whole (what a crash leaves
+        of it is a leftover `prosec resume` removes)."""
+        if self.has_sources():
+            return
+        building = self.path / f".sources.new-{secrets.token_hex(4)}"
+        building.mkdir()
+        snapshot = _Snapshot(_latest_sources(self.path.parent))
+        _put_sources(snapshot, root, building, sources, compiled, folder="")
+        snapshot.sync(building)
+        os.rename(building, self.path / "sources")
+        fsync_dir(self.path)
 
     def add_wakes(self, wakes: list[dict[str, Any]], taken: list[str]) -> None:
         """Record wakes taken from the inbox mid-run, with their inbox ids (so `prosec
@@ -366,6 +380,39 @@ def _remove(path: Path) -> None:
         path.unlink()
     elif path.is_dir():
         shutil.rmtree(path)
+
+
+def _put_sources(
+    snapshot: _Snapshot,
+    root: Path,
+    top: Path,
+    sources: list[str],
+    compiled: Mapping[str, bytes] | None,
+    folder: str = "sources",
+) -> None:
+    """Put each source (as compiled, else as the project holds it) under `top/folder`."""
+    base = top / folder if folder else top
+    for source in sources:
+        try:
+            src = confined(root, source, "source path")
+            dest = confined(base, source, "source path")
+        except PathEscapeError:
+            continue
+        if compiled is not None and source in compiled:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            snapshot.put(dest, compiled[source], f"sources/{source}")
+        elif src.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            snapshot.put(dest, src.read_bytes(), f"sources/{source}")
+
+
+def _latest_sources(runs_dir: Path) -> Path | None:
+    """The newest run folder holding a sources snapshot (runs that rendered nothing
+    have none), if any."""
+    if not runs_dir.is_dir():
+        return None
+    names = sorted((e.name for e in os.scandir(runs_dir) if RUN_ID.match(e.name)), reverse=True)
+    return next((runs_dir / n for n in names if (runs_dir / n / "sources").is_dir()), None)
 
 
 def _latest_run(runs_dir: Path) -> Path | None:

@@ -64,6 +64,9 @@ class Project:
     warnings: list[str] = field(default_factory=list)
     invoked: str | None = None  # the source `prosec run FILE` named (the runs' `root:`)
     delegates: Delegates = field(default_factory=lambda: Delegates(renderers={}, unbound={}))
+    # the compiled sources of the runs this session created (run id → path → bytes, or
+    # None: copied from the project), snapshotted into a run before its first render
+    compiled: dict[str, Mapping[str, bytes] | None] = field(default_factory=dict)
 
     def bind_renders(self, cli: Mapping[str, Mapping[str, Any]]) -> None:
         """Resolve every node's render now, so a missing binding fails before anything runs."""
@@ -200,7 +203,24 @@ class Project:
             providers=self.providers,
             options=options,
             delegates=self.delegates,
+            before_renders=self.snapshot_sources,
         )
+
+    def snapshot_sources(self, run: RunDir) -> None:
+        """Snapshot the sources into `run` unless it holds them (the engine calls this
+        before a run's first render: a run that renders nothing copies nothing)."""
+        if run.has_sources():
+            return
+        sources = self.intent.source_paths()
+        if run.run_id in self.compiled:
+            compiled = self.compiled[run.run_id]
+        else:  # a run this session resumes
+            try:
+                snapshot = load_snapshot(self.root, self.intent.digest, sources)
+            except ProvenanceError as exc:
+                raise SessionError(str(exc)) from None
+            compiled = snapshot.texts if snapshot is not None else None
+        run.add_sources(self.root, sources, compiled)
 
     def create_run(
         self,
@@ -268,7 +288,9 @@ class Project:
             upstream=upstream,
             info=info,
             compiled=snapshot.texts if snapshot is not None else None,
+            lazy=False,
         )
+        self.compiled[run.run_id] = snapshot.texts if snapshot is not None else None
         self.track_start(run)
         return run
 
