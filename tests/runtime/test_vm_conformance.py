@@ -332,3 +332,23 @@ def test_a_cut_run_resumes_into_the_same_rows_with_none_duplicated(
         if "retry_attempt" in e["metadata"]
     }
     assert retried == dict.fromkeys(executing, 2)
+
+
+@pytest.mark.parametrize("store_for", DURABLE, indirect=True)
+def test_inspect_shows_a_vm_runs_rows_from_its_store(
+    store_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry, table, args = CASES["vm-errors"]
+    store: Store = store_for("vm-errors", entry, table)
+    outcome = store.run(args, monkeypatch)
+    shown = store.project.prosec("inspect", outcome["run_id"], env=store.env)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    steps = lines[lines.index("steps:") + 1 :]
+    assert "    2 try: ✓" in steps
+    assert any(
+        line.startswith("      3 receipt = call courier-booking ✗ — refused: ") for line in steps
+    )
+    assert "binding parcel (input, root): books" in steps
+    data = json.loads(store.project.prosec("inspect", "latest", "--json", env=store.env).stdout)
+    assert data["vm"] == store.rows(outcome)
