@@ -203,8 +203,18 @@ def logical(rows: dict[str, Any], run_id: str, *, attempts: bool = False) -> dic
     }
 
 
+_REFERENCES: dict[str, dict[str, Any]] = {}
+
+
 def reference(tmp_path: Path, program: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The program's rows from an in-context run in this process (the yardstick)."""
+    """The program's rows from an in-context run in this process (the yardstick; one
+    run per program and test process)."""
+    if program not in _REFERENCES:
+        _REFERENCES[program] = _reference(tmp_path, program, monkeypatch)
+    return json.loads(json.dumps(_REFERENCES[program]))
+
+
+def _reference(tmp_path: Path, program: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     entry, table, args = CASES[program]
     store = Store("in-context", VmProject.create(tmp_path / "reference", program, entry, table))
     outcome = store.run(args, monkeypatch)
