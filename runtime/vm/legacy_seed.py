@@ -125,8 +125,9 @@ class _Probe(Interpreter):
             self._enter(f"{key}#{node['block']}")
         if isinstance(node, Mapping) and node.get("t") in ("Loop", "Repeat", "For"):
             line = node.get("line")
-            inside = isinstance(line, int) and 0 < line <= len(self.lines)
-            header = self.lines[line - 1].strip() if inside else ""
+            header = ""
+            if isinstance(line, int) and 0 < line <= len(self.lines):
+                header = self.lines[line - 1].strip()
             if header in self.progress:
                 started, ended = self.progress[header]
                 with self.guard:
@@ -385,8 +386,8 @@ def adopt_legacy(
             for item in sorted(folder.glob("*.md")):
                 if item.is_symlink() or not item.is_file() or item.stat().st_size > LIMIT:
                     continue  # untrusted: a link out of the run, or a huge file, is left
-                target = made.path / "agents" / safe_name(folder.name) / item.name
-                atomic_write_bytes(target, item.read_bytes())
+                copy = made.path / "agents" / safe_name(folder.name) / item.name
+                atomic_write_bytes(copy, item.read_bytes())
     journal = Journal.open(made.path / JOURNAL)
     for key, kind, value in steps:
         journal.record(key, kind, value)
