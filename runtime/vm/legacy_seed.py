@@ -92,6 +92,8 @@ class _Probe(Interpreter):
         known = {b.get("execution_id") for b in run.get("bindings", [])}
         known |= {f.get("execution_id") for f in run.get("call_stack", [])}
         self.ids = sorted(i for i in known if isinstance(i, int))
+        # the bindings a step could take: once all are taken, no answer can find more
+        self.available = sum(1 for b in run.get("bindings", []) if b.get("kind") != "input")
         self.answers = dict(answers)
         self.imports = imports
         self.names: dict[str, str] = {}
@@ -187,6 +189,10 @@ class _Probe(Interpreter):
         if ask.kind == "question":
             options: tuple[Any, ...] = ask.options or (False, True)
             if key not in self.answers:
+                with self.guard:
+                    exhausted = len(self.taken) >= self.available
+                if exhausted:  # nothing left to find: asked again, no search
+                    return options[0]
                 raise _NeedAnswer(key, options)
             answer = self.answers[key]
             if answer is None:  # left to ask again: the probe goes on as if the first
@@ -221,6 +227,7 @@ class _Probe(Interpreter):
             return None
         value = self.values[(name, execution)]  # the latest iteration's value
         with self.guard:
+            self.taken.add((name, execution))
             self.found[key] = (ask.kind, {"ok": value})
         return value
 
