@@ -68,7 +68,7 @@ def plan_upgrade(paths: list[Path], home: Path) -> Plan:
     there migrates to `home/.agents/prose/`."""
     plan = Plan()
     for path in paths:
-        if path.is_file():
+        if path.is_file() or path.is_symlink():
             if not path.name.endswith(LEGACY_SUFFIX):
                 plan.errors.append((path, "not a legacy `.prose` program or folder"))
                 continue
@@ -90,6 +90,9 @@ def _program(plan: Plan, path: Path) -> None:
     from .lint import SOURCE_LIMIT
 
     target = path.with_name(path.name + ".md")
+    if path.is_symlink() or not path.is_file():
+        plan.errors.append((path, "not a regular file (a link or a special file): left as it is"))
+        return
     try:
         if path.stat().st_size > SOURCE_LIMIT:
             raise ValueError(f"larger than {SOURCE_LIMIT} bytes")

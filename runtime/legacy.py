@@ -31,6 +31,8 @@ _SEGMENT = re.compile(r"^(?P<agent>.+)-(?P<n>\d{3,})\.md$")
 
 
 def _read(path: Path) -> str:
+    if path.is_symlink():  # untrusted: a link may point anywhere outside the run
+        raise ValueError(f"{path}: a symbolic link, not read")
     with open(path, "rb") as handle:
         data = handle.read(LIMIT + 1)
     if len(data) > LIMIT:

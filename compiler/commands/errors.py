@@ -11,13 +11,19 @@ import click
 
 from .exitcodes import ExitCode
 
-__all__ = ["ExitCode", "fail", "user_error_types", "user_errors"]
+__all__ = ["ExitCode", "fail", "report_error", "user_error_types", "user_errors"]
 
 
 def fail(message: str) -> NoReturn:
     """Print `prosec: error: MESSAGE` on stderr and exit with ExitCode.USAGE."""
     click.echo(f"prosec: error: {message}", err=True)
     sys.exit(ExitCode.USAGE)
+
+
+def report_error(message: str) -> None:
+    """Print `prosec: error: MESSAGE` on stderr and go on (a command that reports each
+    item it could not do, then exits with its own status)."""
+    click.echo(f"prosec: error: {message}", err=True)
 
 
 def user_error_types() -> tuple[type[Exception], ...]:

@@ -29,6 +29,10 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
     require_dir(root, "ROOT")
     with user_errors():
         data = inspect_ref(root.resolve(), run_ref)
+        if not data.get("legacy"):
+            steps = _vm_rows(root.resolve(), run_ref)
+            if steps is not None:
+                data["vm"] = steps
     if as_json:
         echo_json(data)
         return
@@ -53,6 +57,43 @@ def inspect(run_ref: str, root: Path, as_json: bool) -> None:
             f"  {event['event']:>4} {event['node']}: {event.get('status', event['marker'])}"
             + (f" — {why}" if why else "")
         )
+    if data.get("vm"):
+        _steps(data["vm"])
+
+
+def _vm_rows(root: Path, run_ref: str) -> dict[str, Any] | None:
+    """A VM run's seed 004 rows (executions, bindings, agents, imports), from its store."""
+    import os
+
+    from prosec.runtime.runs import resolve_run
+    from prosec.runtime.vm.rows import vm_rows
+
+    return vm_rows(root, resolve_run(root, run_ref), os.environ)
+
+
+def _steps(rows: dict[str, Any]) -> None:
+    """The execution rows as a tree, then the bindings by scope, agents and imports."""
+    depth: dict[int, int] = {}
+    click.echo("steps:")
+    for row in rows["executions"]:
+        level = depth[row["id"]] = depth.get(row["parent_id"], -1) + 1
+        mark = {"completed": "✓", "failed": "✗", "executing": "<-- EXECUTING"}.get(
+            row["status"], row["status"]
+        )
+        error = f" — {row['error_message']}" if row.get("error_message") else ""
+        click.echo(f"  {'  ' * level}{row['id']:>3} {row['statement_text']} {mark}{error}")
+    for binding in rows["bindings"]:
+        scope = (
+            "root" if binding["execution_id"] is None else f"execution {binding['execution_id']}"
+        )
+        value = str(binding["value"]).replace("\n", " ")
+        value = value if len(value) <= 60 else value[:57] + "..."
+        click.echo(f"binding {binding['name']} ({binding['binding']}, {scope}): {value}")
+    for agent in rows["agents"]:
+        count = sum(1 for s in rows["segments"] if s["agent_name"] == agent["name"])
+        click.echo(f"agent {agent['name']} ({agent['scope']}): {count} segment(s) this run")
+    for item in rows["imports"]:
+        click.echo(f"import {item['alias']}: {item['source_ref']} ({item['content_hash']})")
 
 
 _MARKS = {

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .errors import ExitCode, fail
+from .errors import ExitCode, fail, report_error
 from .runtime_common import echo_json
 
 __all__ = ["upgrade_command"]
@@ -40,6 +40,8 @@ def upgrade_command(paths: tuple[Path, ...], dry_run: bool, as_json: bool) -> No
     for path in targets:
         if not path.exists():
             fail(f"{path}: no such file or directory")
+        if not (path.is_file() or path.is_dir()):  # a FIFO or device: a trap, not a program
+            fail(f"{path}: not a regular file or folder")
     plan = plan_upgrade(targets, Path.home())
     performed: list[dict[str, Any]] = []
     errors = [(path, message) for path, message in plan.errors]
@@ -71,7 +73,7 @@ def upgrade_command(paths: tuple[Path, ...], dry_run: bool, as_json: bool) -> No
     for note in plan.notes:
         click.echo(f"note: {note}")
     for path, message in errors:
-        click.echo(f"prosec: error: {_shown(path)}: {message}", err=True)
+        report_error(f"{_shown(path)}: {message}")
     count = len(planned if dry_run else performed)
     if not count and not errors:
         click.echo("nothing to upgrade: no legacy `.prose` program or `.prose/` tree found")

@@ -166,9 +166,7 @@ def _execute(
             else None,
             entry=program.entry,
         )
-        outcome = _locked(settings, program, run, given, replay, record)
-        record.ended(outcome.ok)
-        return outcome
+        return _locked(settings, program, run, given, replay, record)
     finally:
         lock.close()
 
@@ -273,6 +271,7 @@ def _locked(
             journal.flush()
     except ProseError as error:
         message = _message(error.value)
+        record.ended(False)  # before the end marker: a lost store leaves the run resumable
         log.close(f"---error {utc_now()} {message}")
         if settings.narrate is not None:
             settings.narrate(f"---error {message}")
@@ -281,6 +280,7 @@ def _locked(
     atomic_write_bytes(run.path / "vm" / "result.json", canonical_json({"result": result}) + b"\n")
     bindings = canonical_json(dict(sorted(interpreter.bindings.items()))) + b"\n"
     atomic_write_bytes(run.path / "vm" / "bindings.json", bindings)
+    record.ended(True)
     log.close(f"---end {utc_now()}")
     if settings.narrate is not None:
         settings.narrate("---end")

@@ -92,6 +92,8 @@ class _Probe(Interpreter):
         known = {b.get("execution_id") for b in run.get("bindings", [])}
         known |= {f.get("execution_id") for f in run.get("call_stack", [])}
         self.ids = sorted(i for i in known if isinstance(i, int))
+        # the bindings a step could take: once all are taken, no answer can find more
+        self.available = sum(1 for b in run.get("bindings", []) if b.get("kind") != "input")
         self.answers = dict(answers)
         self.imports = imports
         self.names: dict[str, str] = {}
@@ -125,8 +127,9 @@ class _Probe(Interpreter):
             self._enter(f"{key}#{node['block']}")
         if isinstance(node, Mapping) and node.get("t") in ("Loop", "Repeat", "For"):
             line = node.get("line")
-            inside = isinstance(line, int) and 0 < line <= len(self.lines)
-            header = self.lines[line - 1].strip() if inside else ""
+            header = ""
+            if isinstance(line, int) and 0 < line <= len(self.lines):
+                header = self.lines[line - 1].strip()
             if header in self.progress:
                 started, ended = self.progress[header]
                 with self.guard:
@@ -186,6 +189,10 @@ class _Probe(Interpreter):
         if ask.kind == "question":
             options: tuple[Any, ...] = ask.options or (False, True)
             if key not in self.answers:
+                with self.guard:
+                    exhausted = len(self.taken) >= self.available
+                if exhausted:  # nothing left to find: asked again, no search
+                    return options[0]
                 raise _NeedAnswer(key, options)
             answer = self.answers[key]
             if answer is None:  # left to ask again: the probe goes on as if the first
@@ -220,6 +227,7 @@ class _Probe(Interpreter):
             return None
         value = self.values[(name, execution)]  # the latest iteration's value
         with self.guard:
+            self.taken.add((name, execution))
             self.found[key] = (ask.kind, {"ok": value})
         return value
 
@@ -385,8 +393,8 @@ def adopt_legacy(
             for item in sorted(folder.glob("*.md")):
                 if item.is_symlink() or not item.is_file() or item.stat().st_size > LIMIT:
                     continue  # untrusted: a link out of the run, or a huge file, is left
-                target = made.path / "agents" / safe_name(folder.name) / item.name
-                atomic_write_bytes(target, item.read_bytes())
+                copy = made.path / "agents" / safe_name(folder.name) / item.name
+                atomic_write_bytes(copy, item.read_bytes())
     journal = Journal.open(made.path / JOURNAL)
     for key, kind, value in steps:
         journal.record(key, kind, value)

@@ -4,6 +4,7 @@ vm/state.jsonl. `prosec inspect` and the conformance suite read them this way.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from ..backends import Backend
     from ..backends.sqlstate import SqlState
 
-__all__ = ["read_rows"]
+__all__ = ["read_rows", "vm_rows"]
 
 _USER = "__user__"
 
@@ -90,3 +91,25 @@ _BINDING = ("name", "execution_id", "binding", "value", "source_statement", "met
 
 def _pick(row: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: row[k] for k in keys}
+
+
+def vm_rows(root: Path, run_dir: Path, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The rows of a VM run folder from the backend it ran on (`run.json`'s `backend`);
+    None for a run that is not a VM run, or ran in-context (nothing of it is durable)."""
+    from ..backends import open_backend
+    from ..runs import RunDir
+
+    try:
+        info = RunDir(run_dir).info()
+    except (OSError, ValueError):
+        return None
+    name = str(info.get("backend", "filesystem"))
+    if info.get("kind") != "vm" or name == "in-context":
+        return None
+    if name == "filesystem":
+        return read_state(run_dir)
+    backend = open_backend(name, root, env)
+    try:
+        return read_rows(backend, run_dir, run_dir.name)
+    finally:
+        backend.close()

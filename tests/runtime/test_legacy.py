@@ -198,3 +198,14 @@ def test_the_env_file_is_named_never_shown(tides: Path) -> None:
     assert ".prose/.env sets: OPENPROSE_TELEMETRY, SESSION_ID, USER_ID (values not shown)" in text
     for secret in ("user-tides01", "sess-1704326400000-tides7", "disabled"):
         assert secret not in text and secret not in json.dumps(data)
+
+
+def test_a_linked_legacy_file_is_a_problem_never_read(tides: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "outside.txt"
+    secret.write_text("the keeper's bank details\n")
+    binding = tides / "tides/.prose/runs" / CUT / "bindings/high.md"
+    binding.unlink()
+    binding.symlink_to(secret)
+    data = inspect_json(tides, CUT)
+    assert any("high.md: a symbolic link, not read" in p for p in data["problems"])
+    assert "bank details" not in json.dumps(data)

@@ -203,8 +203,18 @@ def logical(rows: dict[str, Any], run_id: str, *, attempts: bool = False) -> dic
     }
 
 
+_REFERENCES: dict[str, dict[str, Any]] = {}
+
+
 def reference(tmp_path: Path, program: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The program's rows from an in-context run in this process (the yardstick)."""
+    """The program's rows from an in-context run in this process (the yardstick; one
+    run per program and test process)."""
+    if program not in _REFERENCES:
+        _REFERENCES[program] = _reference(tmp_path, program, monkeypatch)
+    return json.loads(json.dumps(_REFERENCES[program]))
+
+
+def _reference(tmp_path: Path, program: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     entry, table, args = CASES[program]
     store = Store("in-context", VmProject.create(tmp_path / "reference", program, entry, table))
     outcome = store.run(args, monkeypatch)
@@ -332,3 +342,23 @@ def test_a_cut_run_resumes_into_the_same_rows_with_none_duplicated(
         if "retry_attempt" in e["metadata"]
     }
     assert retried == dict.fromkeys(executing, 2)
+
+
+@pytest.mark.parametrize("store_for", DURABLE, indirect=True)
+def test_inspect_shows_a_vm_runs_rows_from_its_store(
+    store_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry, table, args = CASES["vm-errors"]
+    store: Store = store_for("vm-errors", entry, table)
+    outcome = store.run(args, monkeypatch)
+    shown = store.project.prosec("inspect", outcome["run_id"], env=store.env)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    steps = lines[lines.index("steps:") + 1 :]
+    assert "    2 try: ✓" in steps
+    assert any(
+        line.startswith("      3 receipt = call courier-booking ✗ — refused: ") for line in steps
+    )
+    assert "binding parcel (input, root): books" in steps
+    data = json.loads(store.project.prosec("inspect", "latest", "--json", env=store.env).stdout)
+    assert data["vm"] == store.rows(outcome)

@@ -682,8 +682,55 @@ CASES: list[Case] = [
         "fifo",
         setup=_put("h/t/x.prose.md", "---\nname: x\nkind: test\nsubject: ghost\n---\n"),
     ),
+    # -- upgrade ----------------------------------------------------------------------
+    Case("upgrade-missing", ("upgrade", "{w}/h/nothing"), "nothing"),
+    Case("upgrade-broken-link", ("upgrade", "{w}/h/broken"), "broken"),
+    Case("upgrade-link-loop", ("upgrade", "{w}/h/loop"), "loop"),
+    Case("upgrade-fifo", ("upgrade", "{w}/h/fifo"), "fifo"),
+    Case("upgrade-not-legacy", ("upgrade", "{w}/h/afile"), "afile", expect=1),
+    Case(
+        "upgrade-bad-utf8",
+        ("upgrade", "{w}/h/p/x.prose"),
+        "x.prose",
+        expect=1,
+        setup=_put("h/p/x.prose", b'input a: "\xff"\n'),
+    ),
+    Case(
+        "upgrade-linked-program",
+        ("upgrade", "--dry-run", "{w}/h/p"),
+        "x.prose",
+        expect=1,
+        setup=_put("h/p/x.prose", "/etc/hostname", kind="link"),
+    ),
+    Case(
+        "upgrade-huge-program",
+        ("upgrade", "--dry-run", "{w}/h/p"),
+        "x.prose",
+        expect=1,
+        setup=lambda w: (
+            _put("h/p", kind="dir")(w),
+            os.truncate(_touch(w / "h/p/x.prose"), 300 << 20),
+        ),
+    ),
+    Case(
+        "upgrade-state-garbage",
+        ("upgrade", "--dry-run", "{w}/h/g"),
+        "20200101-000000-aaaaaa",
+        expect=1,
+        setup=lambda w: (
+            _put("h/g/.prose/runs/20200101-000000-aaaaaa/state.md", b"\xff\x00" * 64)(w),
+            _put("h/g/.prose/runs/20200101-000000-aaaaaa/program.prose", "/dev/zero", kind="link")(
+                w
+            ),
+        ),
+    ),
     Case("unknown-command", ("frobnicate",), "frobnicate"),
 ]
+
+
+def _touch(path: Path) -> Path:
+    path.write_bytes(b"")
+    return path
 
 
 def test_every_command_is_covered() -> None:
