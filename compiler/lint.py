@@ -265,9 +265,9 @@ def _members(
         tree = project_sources(root, base)
     except DiscoveryError:
         tree = {}
-    for real, ref in tree.items():
-        if real not in chosen and key.of_resolved(real) == resolved:
-            chosen[real] = ref
+    for where, ref in tree.items():
+        if where not in chosen and key.of_resolved(where) == resolved:
+            chosen[where] = ref
     return sorted(chosen.values())
 
 
