@@ -158,7 +158,8 @@ def lint_refs(
         found.extend(reported)
         files.extend(shown_files)
         if cache is not None:
-            cache.remember(input_key, reported, imports)
+            if imports is not None:
+                cache.remember(input_key, reported, imports)
             cache.save({path for path, _ in texts})
     ordered = tuple(sorted(set(found), key=Diagnostic.sort_key))  # each project's policy applied
     return LintResult(project=Project(files=tuple(files)), diagnostics=ordered)
@@ -172,8 +173,10 @@ def _lint_project(
     shown: Collection[str],
     texts: Sequence[tuple[str, str]],
     cache: ParseCache | None,
-) -> tuple[list[Diagnostic], list[SourceFile], list[Path]]:
-    """One project's reported diagnostics, its shown files, and the dependency files read."""
+) -> tuple[list[Diagnostic], list[SourceFile], list[Path] | None]:
+    """One project's reported diagnostics, its shown files, and the dependency files read
+    (None when a reference did not resolve or a dependency has errors: what installing
+    a dependency changes is not all in the cache key, so such a result is not kept)."""
     from .deps import load_from_disk
     from .pipeline import analyse, source_root  # the pipeline imports this module
 
@@ -194,7 +197,8 @@ def _lint_project(
             path = display_path((settings.root or root) / item.span.path, base)
             reported.append(replace(item, span=replace(item.span, path=path)))
     shown_files = [f for f in unit.project.files if f.path in shown]
-    return reported, shown_files, [path for _, path in loaded.files]
+    imports = None if loaded.diagnostics else [path for _, path in loaded.files]
+    return reported, shown_files, imports
 
 
 class ParseCache(Protocol):
