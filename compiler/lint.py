@@ -13,14 +13,7 @@ from prosec.runtime.userjson import JSONInputError, read_limited
 from . import diagnostics as diag
 from .config import Config
 from .diagnostics import CODES, Diagnostic
-from .discover import (
-    LEGACY_SUFFIX,
-    DiscoveryError,
-    ProjectKeys,
-    SourceRef,
-    display_path,
-    project_sources,
-)
+from .discover import DiscoveryError, ProjectKeys, SourceRef, display_path, project_sources
 from .ir import Project, SourceFile, Span
 from .values import value
 
@@ -70,9 +63,6 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
     files: list[SourceFile] = []
     found: list[Diagnostic] = []
     for path, text in sources:
-        if path.endswith(LEGACY_SUFFIX):
-            found.append(legacy_program(path, text))
-            continue
         try:
             source, parse_diagnostics = parse_source(path, text)
         except Exception as exc:  # a bug must not hide the other files' findings
@@ -82,19 +72,6 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
         found.extend(parse_diagnostics)
     project, lowered = continuity.run(Project(files=tuple(files)))
     return project, found + lowered
-
-
-def legacy_program(path: str, text: str) -> Diagnostic:
-    """A `.prose` file is a legacy standalone program (seed 000), not Contract Markdown:
-    said once, on its first line, with the command that migrates it."""
-    first = text.split("\n", 1)[0]
-    return diag.make(
-        "legacy_program",
-        f"`{path.rsplit('/', 1)[-1]}` is a legacy `.prose` program, not Contract Markdown; "
-        f"run `prosec upgrade {path}` to migrate it to `.prose.md` "
-        "(`prosec run` also runs it as it is)",
-        Span(path=path, line=1, column=1, end_line=1, end_column=max(len(first), 1) + 1),
-    )
 
 
 def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
@@ -181,7 +158,8 @@ def lint_refs(
         found.extend(reported)
         files.extend(shown_files)
         if cache is not None:
-            cache.remember(input_key, reported, imports)
+            if imports is not None:
+                cache.remember(input_key, reported, imports)
             cache.save({path for path, _ in texts})
     ordered = tuple(sorted(set(found), key=Diagnostic.sort_key))  # each project's policy applied
     return LintResult(project=Project(files=tuple(files)), diagnostics=ordered)
@@ -195,8 +173,10 @@ def _lint_project(
     shown: Collection[str],
     texts: Sequence[tuple[str, str]],
     cache: ParseCache | None,
-) -> tuple[list[Diagnostic], list[SourceFile], list[Path]]:
-    """One project's reported diagnostics, its shown files, and the dependency files read."""
+) -> tuple[list[Diagnostic], list[SourceFile], list[Path] | None]:
+    """One project's reported diagnostics, its shown files, and the dependency files read
+    (None when a reference did not resolve or a dependency has errors: what installing
+    a dependency changes is not all in the cache key, so such a result is not kept)."""
     from .deps import load_from_disk
     from .pipeline import analyse, source_root  # the pipeline imports this module
 
@@ -217,7 +197,8 @@ def _lint_project(
             path = display_path((settings.root or root) / item.span.path, base)
             reported.append(replace(item, span=replace(item.span, path=path)))
     shown_files = [f for f in unit.project.files if f.path in shown]
-    return reported, shown_files, [path for _, path in loaded.files]
+    imports = None if loaded.diagnostics else [path for _, path in loaded.files]
+    return reported, shown_files, imports
 
 
 class ParseCache(Protocol):
@@ -288,9 +269,9 @@ def _members(
         tree = project_sources(root, base)
     except DiscoveryError:
         tree = {}
-    for path, ref in tree.items():
-        if path not in chosen and key.of_resolved(path) == resolved:
-            chosen[path] = ref
+    for where, ref in tree.items():
+        if where not in chosen and key.of_resolved(where) == resolved:
+            chosen[where] = ref
     return sorted(chosen.values())
 
 

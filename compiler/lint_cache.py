@@ -6,7 +6,9 @@ duplicate names), so a project's result is keyed by everything it was computed f
 the prosec version, the configuration (`Config.cache_key`, so the command-line flags
 too), the directory display paths are relative to, the files asked about, every member
 file's display path and content digest, `prose.lock` and the `deps/` folder; the
-dependency files the lint read are re-hashed before a result is trusted. When anything
+dependency files the lint read are re-hashed before a result is trusted, and
+the result of a project with a reference that did not resolve is not kept (installing a
+dependency may touch only a folder deep under `deps/`). When anything
 differs the project is analysed again, but each file whose content is unchanged keeps
 its parse (keyed by display path and content digest alone), so an edit re-parses one file.
 

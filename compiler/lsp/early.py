@@ -67,7 +67,7 @@ def take_pending() -> Early | None:
 
 def capabilities(client: Any) -> dict[str, Any]:
     """The server's capabilities for a client's `capabilities` object (plain JSON)."""
-    found = json.loads(json.dumps(CAPABILITIES))
+    found: dict[str, Any] = json.loads(json.dumps(CAPABILITIES))
     general = _get(client, "general")
     encodings = _get(general, "positionEncodings")
     chosen = "utf-16"

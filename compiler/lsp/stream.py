@@ -101,10 +101,10 @@ async def serve_stdin(
     framer = early.framer if early is not None else Framer()
     ended = False
     _flush(framer, report)
-    for frame in early.frames if early is not None else []:
-        if frame.problem is not None:
-            report(frame.problem)
-        dispatch(protocol, frame.body, report)
+    for first in early.frames if early is not None else []:
+        if first.problem is not None:
+            report(first.problem)
+        dispatch(protocol, first.body, report)
     if early is not None and early.ended:
         arrived.put_nowait(b"")  # the loop still takes the frames left in the framer
     else:

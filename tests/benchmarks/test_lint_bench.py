@@ -73,7 +73,7 @@ def test_process_start_up(compiled: None, corpus_files: list[Path]) -> None:
     path = min(corpus_files, key=lambda p: abs(p.stat().st_size - 5120))
     python = process_times([sys.executable, "-c", "pass"], 20)
     version = process_times([prosec_bin(), "--version"], 20)
-    lint = process_times([prosec_bin(), "lint", str(path)], 20)
+    lint = process_times([prosec_bin(), "lint", "--no-cache", str(path)], 20)
     for name, times in (
         ("python -c pass", python),
         ("prosec --version", version),
@@ -157,7 +157,7 @@ def test_process_start_up_with_wiring_and_prose(compiled: None, tmp_path: Path) 
     path = wired_project(tmp_path / "wired", prose=True)
     (tmp_path / "wired" / "prose.toml").unlink()  # as above: jsonschema is measured apart
     python = process_times([sys.executable, "-c", "pass"], 20)
-    lint = process_times([prosec_bin(), "lint", str(path)], 20)
+    lint = process_times([prosec_bin(), "lint", "--no-cache", str(path)], 20)
     report(
         f"prosec lint FILE with wiring and a prose fence ({path.stat().st_size / 1024:.1f} KB, "
         f"{FILES}-file project)",

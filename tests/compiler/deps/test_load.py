@@ -234,3 +234,25 @@ def test_an_unresolved_local_use_names_both_candidates(installed: Path) -> None:
     assert found[0].message == (
         "`./nope` names no file: neither src/nope.prose.md nor src/nope/index.prose.md exists"
     )
+
+
+def test_the_lint_cache_sees_a_dependency_installed_or_edited(tmp_path: Path) -> None:
+    """A missing dependency is never answered from the lint cache (installing one may
+    touch only a folder deep under deps/), and an installed one is re-hashed."""
+    root = project(tmp_path / "p", {"src/board.prose.md": board(), "src/cook.prose.md": COOK})
+    (root / "deps" / "example.org").mkdir(parents=True)  # installing will not touch deps/
+    cache = tmp_path / "cache"
+
+    def cached() -> set[str]:
+        refs = discover([root], root)
+        found = lint_refs(refs, config.Config(), base=root, configs=config.load, cache_dir=cache)
+        assert found.diagnostics == tuple(lint(root))  # always what a cold lint says
+        return {d.code for d in found.diagnostics}
+
+    assert cached() == {"dependency_missing"}
+    project(root, {f"{LIB}/loop.prose.md": LOOP, f"{LIB}/price.prose.md": PRICE})
+    assert cached() == set()
+    assert cached() == set()  # now answered from the cache
+    # a dependency's own error breaks the build: an edit that makes one is seen
+    (root / LIB / "price.prose.md").write_text(PRICE.replace("kind: function", "kind: [oops"))
+    assert cached() != set()
