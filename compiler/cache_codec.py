@@ -131,7 +131,7 @@ def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
 def _dataclass(cls: type) -> tuple[Encoder, Decoder]:
     fields = _fields(cls)
     names = tuple(name for name, _ in fields)
-    size, label = len(names), cls.__name__
+    label = cls.__name__
     values = _several(operator.attrgetter, names)
     # str, bool and int fields are stored as they are, checked in one go (the bulk of the
     # IR: spans); orjson refuses an int beyond 64 bits, which leaves that entry out
@@ -151,28 +151,70 @@ def _dataclass(cls: type) -> tuple[Encoder, Decoder]:
             out[i] = encode_field(out[i])
         return out
 
-    def decode(data: Any) -> Any:
-        if type(data) is not list or len(data) != size:
-            raise CodecError(f"expected {label} as a list of {size} fields")
-        if tuple(map(type, plain_values(data))) != plain_types:
-            raise CodecError(f"a field of {label} holds a value of another type")
-        out = list(data)  # a copy: the data read may be written back as it is
-        for i, _, decode_field in converted:
-            out[i] = decode_field(out[i])
-        if post_init:
-            return cls(**dict(zip(names, out, strict=True)))
-        # every field is set, so skipping __init__ (twice as slow) builds the same value
-        value: Any = object.__new__(cls)
-        for set_field, v in zip(setters, out, strict=True):
-            set_field(value, v)
-        return value
+    fast: list[Decoder] = []
+
+    def decode(data: Any) -> Any:  # what a recursive field holds while `fast` is built
+        return fast[0](data)
 
     post_init = hasattr(cls, "__post_init__")
     _ENCODERS[cls], _DECODERS[cls] = encode, decode
     for i, (_, hint) in enumerate(fields):
         if hint not in _PLAIN:
             converted.append((i, encoder(hint), decoder(hint)))
-    return encode, decode
+    fast.append(_decode_fields(cls, fields, {i: d for i, _, d in converted}, setters, post_init))
+    _DECODERS[cls] = fast[0]
+    return encode, fast[0]
+
+
+def _decode_fields(
+    cls: type,
+    fields: tuple[tuple[str, Any], ...],
+    convert: dict[int, Decoder],
+    setters: list[Callable[[Any, Any], None]],
+    post_init: bool,
+) -> Decoder:
+    """One dataclass's decoder, written out field by field (no loop, no copy): the list's
+    length, the exact type of each str, bool and int field, then each field decoded and
+    set in declaration order. Every field is set, so skipping __init__ (twice as slow)
+    builds the same value, except for a class with __post_init__, which is called."""
+    size, label = len(fields), cls.__name__
+    names = [f"v{i}" for i in range(size)]
+    scope: dict[str, Any] = {"cls": cls, "new": object.__new__, "CodecError": CodecError}
+    lines = [
+        "def decode(data):",
+        f"    if type(data) is not list or len(data) != {size}:",
+        f"        raise CodecError('expected {label} as a list of {size} fields')",
+    ]
+    if size:
+        lines.append(f"    {', '.join(names)}, = data")
+    plain = [f"type(v{i}) is not t{i}" for i, (_, hint) in enumerate(fields) if hint in _PLAIN]
+    for i, (_, hint) in enumerate(fields):
+        if hint in _PLAIN:
+            scope[f"t{i}"] = hint
+    if plain:
+        lines.append(f"    if {' or '.join(plain)}:")
+        lines.append(
+            f"        raise CodecError('a field of {label} holds a value of another type')"
+        )
+    values = []
+    for i in range(size):
+        if i in convert:
+            scope[f"d{i}"] = convert[i]
+            values.append(f"d{i}(v{i})")
+        else:
+            values.append(f"v{i}")
+    if post_init:
+        arguments = ", ".join(f"{name}={v}" for (name, _), v in zip(fields, values, strict=True))
+        lines.append(f"    return cls({arguments})")
+    else:
+        lines.append("    value = new(cls)")
+        for i, v in enumerate(values):
+            scope[f"s{i}"] = setters[i]
+            lines.append(f"    s{i}(value, {v})")
+        lines.append("    return value")
+    exec("\n".join(lines), scope)  # the source is made of field positions, not of data
+    decoder: Decoder = scope["decode"]
+    return decoder
 
 
 def _several(getter: Callable[..., Callable[[Any], Any]], keys: Any) -> Callable[[Any], Any]:

@@ -100,7 +100,10 @@ def _forme(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
 
 def _canonicalize(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
-    specs, found = canonicalize.run(unit.topology, unit.lowering)
+    lowering = unit.lowering
+    if lowering is None and unit.wiring is not None:
+        lowering = unit.wiring.lowering(canonicalize.lower)
+    specs, found = canonicalize.run(unit.topology, lowering)
     return replace(unit, specs=specs), found
 
 
@@ -115,14 +118,18 @@ def _postconditions(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
     from .passes import postconditions
 
-    return replace(unit, validators=postconditions.run(unit.topology)), []
+    memo = unit.wiring  # an unchanged contract's validator, as the last build made it
+    compile_node = postconditions.compile_node if memo is None else memo.validators()
+    return replace(unit, validators=postconditions.run(unit.topology, compile_node)), []
 
 
 def _fingerprint(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     assert unit.topology is not None
     from .passes import fingerprint
 
-    return replace(unit, fingerprints=fingerprint.run(unit.topology)), []
+    memo = unit.wiring  # an unchanged contract's fingerprint, as the last build made it
+    of = fingerprint.fingerprint if memo is None else memo.fingerprints()
+    return replace(unit, fingerprints=fingerprint.run(unit.topology, of)), []
 
 
 def _emit(unit: Unit) -> tuple[Unit, list[Diagnostic]]:

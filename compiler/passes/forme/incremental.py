@@ -16,14 +16,19 @@ writes makes `decode` refuse it, and the build wires the project whole.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
+from ...cache_codec import CodecError, decoder, encoder
 from ...config import Config
-from ...ir import Edge, Need, Project, Resolution, Rung
+from ...diagnostics import Diagnostic
+from ...ir import Contract, Edge, Need, Project, Resolution, Rung
+from ...lowered import CanonicalizerSpec, Validator
 from .index import EmitsEntry, ProducerIndex
 from .ladder import Problem
 
+T = TypeVar("T")
+_LOWERED = tuple[CanonicalizerSpec, tuple[Diagnostic, ...]]
 Stored = dict[str, Any]  # one need's memo: its trace ids, resolution and problems
 _RUNGS = {rung.value: rung for rung in Rung}
 _STATUSES = frozenset({"wired", "ambiguous", "unsatisfied", "self", "caller"})
@@ -33,11 +38,76 @@ class Wiring:
     """The memo of one traced wiring: an interned key table and, per node, its source
     digest, the keys it contributed, its `### Emits` wakes and each need's outcome."""
 
-    def __init__(self, keys: list[str], nodes: dict[str, Stored], resolved: int = 0) -> None:
+    def __init__(
+        self,
+        keys: list[str],
+        nodes: dict[str, Stored],
+        resolved: int = 0,
+        fresh: frozenset[str] = frozenset(),
+    ) -> None:
         self.keys = keys
         self.ids = {k: i for i, k in enumerate(keys)}
         self.nodes = nodes
         self.resolved = resolved  # needs the ladder resolved in the run that made it
+        self.fresh = fresh  # nodes whose contract changed (or is new) since the last memo
+
+    def lowering(
+        self, lower: Callable[[Contract], tuple[CanonicalizerSpec, list[Diagnostic]]]
+    ) -> Callable[[Contract], tuple[CanonicalizerSpec, list[Diagnostic]]]:
+        """`canonicalize.lower`, memoized per node."""
+
+        def lowered(contract: Contract) -> tuple[CanonicalizerSpec, list[Diagnostic]]:
+            def compute() -> tuple[CanonicalizerSpec, tuple[Diagnostic, ...]]:
+                spec, found = lower(contract)
+                return spec, tuple(found)
+
+            spec, found = self.derived("lower", contract.name, _LOWERED, compute)
+            return spec, list(found)
+
+        return lowered
+
+    def validators(self) -> Callable[[Contract], Validator]:
+        """`postconditions.compile_node`, memoized per node."""
+        from .. import postconditions
+
+        def compiled(contract: Contract) -> Validator:
+            return self.derived(
+                "validator", contract.name, Validator, lambda: postconditions.compile_node(contract)
+            )
+
+        return compiled
+
+    def fingerprints(self) -> Callable[[Contract], str]:
+        """`fingerprint.fingerprint`, memoized per node."""
+        from .. import fingerprint
+
+        def of(contract: Contract) -> str:
+            return self.derived(
+                "fingerprint", contract.name, str, lambda: fingerprint.fingerprint(contract)
+            )
+
+        return of
+
+    def derived(self, kind: str, name: str, hint: Any, compute: Callable[[], T]) -> T:
+        """What a per-contract pass (`kind`) makes of node `name`'s contract: the memo's
+        when the contract is unchanged, else computed and kept. These passes read the
+        contract alone, and an unchanged node's contract is the one the memo saw."""
+        node = self.nodes.get(name)
+        if node is None:
+            return compute()
+        kept = node.setdefault("d", {})
+        if name not in self.fresh and kind in kept:
+            try:
+                found: T = decoder(hint)(kept[kind])
+                return found
+            except (CodecError, RecursionError, TypeError):
+                pass
+        value = compute()
+        try:
+            kept[kind] = encoder(hint)(value)
+        except (CodecError, RecursionError, TypeError):
+            kept.pop(kind, None)
+        return value
 
     @property
     def needs(self) -> int:
@@ -101,7 +171,9 @@ def decode(document: Any) -> Wiring | None:
 def _valid_node(name: Any, node: Any, limit: int) -> bool:
     if type(name) is not str or type(node) is not dict:
         return False
-    if node.keys() != {"file", "line", "k", "m", "n"}:
+    if not {"file", "line", "k", "m", "n"} <= node.keys() <= {"file", "line", "k", "m", "n", "d"}:
+        return False
+    if type(node.get("d", {})) is not dict:
         return False
     if type(node["file"]) is not str or type(node["line"]) is not int:
         return False
@@ -234,13 +306,7 @@ class Reuse:
         if node is None:
             contract = self.index.producers[name].contract
             contributed = (self.index.contributions or {}).get(name, set())
-            node = self.nodes[name] = {
-                "file": self.files.get(contract.path, ""),
-                "line": contract.span.line,
-                "k": self.memo.intern(sorted(contributed)),
-                "m": self.woken.get(name, []),
-                "n": [],
-            }
+            node = self.nodes[name] = self._node(name, contract, contributed)
         assert len(node["n"]) == position - 1, "needs are kept in order"
         node["n"].append(stored)
 
@@ -248,14 +314,21 @@ class Reuse:
         for name, producer in self.index.producers.items():
             if not producer.contract.needs and name not in self.nodes:
                 contributed = (self.index.contributions or {}).get(name, set())
-                self.nodes[name] = {
-                    "file": self.files.get(producer.contract.path, ""),
-                    "line": producer.contract.span.line,
-                    "k": self.memo.intern(sorted(contributed)),
-                    "m": self.woken.get(name, []),
-                    "n": [],
-                }
-        return Wiring(self.memo.keys, self.nodes, self.resolved)
+                self.nodes[name] = self._node(name, producer.contract, contributed)
+        return Wiring(self.memo.keys, self.nodes, self.resolved, frozenset(self.fresh))
+
+    def _node(self, name: str, contract: Contract, contributed: set[str]) -> Stored:
+        node: Stored = {
+            "file": self.files.get(contract.path, ""),
+            "line": contract.span.line,
+            "k": self.memo.intern(sorted(contributed)),
+            "m": self.woken.get(name, []),
+            "n": [],
+        }
+        old = self.memo.nodes.get(name)
+        if old is not None and name not in self.fresh and "d" in old:
+            node["d"] = old["d"]  # what the per-contract passes made of it
+        return node
 
 
 def _stored(resolution: Resolution) -> Stored:
