@@ -13,7 +13,14 @@ from prosec.runtime.userjson import JSONInputError, read_limited
 from . import diagnostics as diag
 from .config import Config
 from .diagnostics import CODES, Diagnostic
-from .discover import DiscoveryError, ProjectKeys, SourceRef, display_path, project_sources
+from .discover import (
+    LEGACY_SUFFIX,
+    DiscoveryError,
+    ProjectKeys,
+    SourceRef,
+    display_path,
+    project_sources,
+)
 from .ir import Project, SourceFile, Span
 from .values import value
 
@@ -63,6 +70,9 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
     files: list[SourceFile] = []
     found: list[Diagnostic] = []
     for path, text in sources:
+        if path.endswith(LEGACY_SUFFIX):
+            found.append(legacy_program(path, text))
+            continue
         try:
             source, parse_diagnostics = parse_source(path, text)
         except Exception as exc:  # a bug must not hide the other files' findings
@@ -72,6 +82,19 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
         found.extend(parse_diagnostics)
     project, lowered = continuity.run(Project(files=tuple(files)))
     return project, found + lowered
+
+
+def legacy_program(path: str, text: str) -> Diagnostic:
+    """A `.prose` file is a legacy standalone program (seed 000), not Contract Markdown:
+    said once, on its first line, with the command that migrates it."""
+    first = text.split("\n", 1)[0]
+    return diag.make(
+        "legacy_program",
+        f"`{path.rsplit('/', 1)[-1]}` is a legacy `.prose` program, not Contract Markdown; "
+        f"run `prosec upgrade {path}` to migrate it to `.prose.md` "
+        "(`prosec run` also runs it as it is)",
+        Span(path=path, line=1, column=1, end_line=1, end_column=max(len(first), 1) + 1),
+    )
 
 
 def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
@@ -269,9 +292,9 @@ def _members(
         tree = project_sources(root, base)
     except DiscoveryError:
         tree = {}
-    for where, ref in tree.items():
-        if where not in chosen and key.of_resolved(where) == resolved:
-            chosen[where] = ref
+    for path, ref in tree.items():
+        if path not in chosen and key.of_resolved(path) == resolved:
+            chosen[path] = ref
     return sorted(chosen.values())
 
 
