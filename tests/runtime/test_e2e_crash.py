@@ -87,7 +87,10 @@ def test_a_new_run_after_a_crash_rolls_the_commit_forward(tmp_path: Path) -> Non
     assert killed.returncode == -signal.SIGKILL
     assert (crashed.root / "state/world-model/b/pending.json").exists()
     status = crashed.prosec("status", ".", "--json")
-    assert json.loads(status.stdout)["pending_commits"] == ["b"]
+    # b and c render in one wave: when they finish within the group window they commit
+    # as one group, and a crash inside it leaves the whole group pending
+    pending = json.loads(status.stdout)["pending_commits"]
+    assert "b" in pending and set(pending) <= {"b", "c"}
     summary = crashed.run()
     assert summary["failed"] == []
     assert not (crashed.root / "state/world-model/b/pending.json").exists()
