@@ -49,7 +49,16 @@ from .renders.process import new_attempt, stopped_renders
 from .runs import RunDir, utc_now
 from .tracking import Tracker
 
-__all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary", "queued_wakes"]
+__all__ = [
+    "CRASH_POINTS",
+    "Engine",
+    "EngineOptions",
+    "Event",
+    "Job",
+    "RunSummary",
+    "Wave",
+    "queued_wakes",
+]
 
 # Every point at which the engine calls `EngineOptions.checkpoint`, in commit order: the
 # crash tests kill the runner at each one and expect `prosec resume` to finish the run.
@@ -86,6 +95,9 @@ class EngineOptions:
     checkpoint: Callable[[str, str], None] = lambda point, node: None
     clocked: frozenset[str] = frozenset()  # nodes with a cadence: their renders are timed
     on_event: Callable[[Event], None] = lambda event: None
+    # renders elsewhere (runtime/workers/dispatch.py): called with the engine, the run,
+    # a wave's jobs and its event number instead of the local thread pool
+    dispatch: Callable[[Engine, RunDir, list[Job], int, Wave], None] | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -99,8 +111,19 @@ class RunSummary:
     waves: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Wave:
+    """What a wave's commits feed: the run's summary and the nodes they wake."""
+
+    summary: RunSummary
+    pending: set[str]
+    wakes: dict[str, Wake]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Job:
+class Job:
+    """One render of a wave: the node, why it renders and the versions it reads."""
+
     node: str
     decision: Decision
     wake: Wake
@@ -121,6 +144,7 @@ class Engine:
         providers: Mapping[str, str],
         options: EngineOptions,
         delegates: Delegates | None = None,
+        heads: dict[str, NodeHead] | None = None,
     ) -> None:
         self.root = root
         self.intent = intent
@@ -131,7 +155,10 @@ class Engine:
         self._tracker = Tracker(None, "", {})
         self.delegates = delegates or Delegates(renderers={}, unbound={})
         self._memory_problems: dict[str, str] = {}  # node → why its memory cannot be used
-        self.heads: dict[str, NodeHead] = backend.heads(intent.order)
+        # a worker passes the heads of the nodes one render reads (runtime/workers/)
+        self.heads: dict[str, NodeHead] = (
+            heads if heads is not None else backend.heads(intent.order)
+        )
         self._versions: dict[str, str | None] = {}
 
     def version(self, node: str) -> str | None:
@@ -206,7 +233,7 @@ class Engine:
                     wake = explicit
                 request, pinned = self._prepare(run, node, wake)
                 jobs.append(
-                    _Job(node=node, decision=decision, wake=wake, request=request, pinned=pinned)
+                    Job(node=node, decision=decision, wake=wake, request=request, pinned=pinned)
                 )
             self._run_wave(run, jobs, event, summary, pending, wakes)
 
@@ -255,12 +282,15 @@ class Engine:
     def _run_wave(
         self,
         run: RunDir,
-        jobs: list[_Job],
+        jobs: list[Job],
         event: int,
         summary: RunSummary,
         pending: set[str],
         wakes: dict[str, Wake],
     ) -> None:
+        if self.options.dispatch is not None:
+            self.options.dispatch(self, run, jobs, event, Wave(summary, pending, wakes))
+            return
         parallel = len(jobs) > 1
         if parallel:
             run.log(f"{event}→ ∥start {','.join(job.node for job in jobs)}")
@@ -277,7 +307,9 @@ class Engine:
                     outcome = future.result()
                     self.options.checkpoint("after-render", job.node)
                     label = f"{event}{next(letters, '')}" if parallel else f"{event}"
-                    self._commit_render(run, job, outcome, label, summary, pending, wakes)
+                    receipt, files, marker = self.judge(run, job, outcome, label)
+                    address = self.commit(run, job.node, receipt, files, marker)
+                    self.settle(run, job, receipt, address, Wave(summary, pending, wakes))
                 self._tracker.wave_done()
             except BaseException:
                 # Ctrl-C, SIGTERM or an error stops the runner: no render may outlive it
@@ -287,7 +319,7 @@ class Engine:
         if parallel:
             run.log(f"{event}→ ∥done")
 
-    def _render(self, job: _Job, run: RunDir, label: str) -> RenderOutcome:
+    def _render(self, job: Job, run: RunDir, label: str) -> RenderOutcome:
         problem = self._memory_problems.get(job.node)
         if problem is not None:
             return RenderOutcome(ok=False, error="memory-unavailable", detail=problem)
@@ -354,7 +386,7 @@ class Engine:
         run.pin(node, version, functools.partial(self.backend.get_version, node, version))
         return run.world_model(node)
 
-    def _changed_inputs(self, run: RunDir, job: _Job) -> list[str]:
+    def _changed_inputs(self, run: RunDir, job: Job) -> list[str]:
         """The pinned copies a render read that no longer match their version (a render
         wrote into them); they are rebuilt for the renders after it."""
         return [
@@ -455,16 +487,10 @@ class Engine:
 
     # -- commit-and-sign ------------------------------------------------------------------
 
-    def _commit_render(
-        self,
-        run: RunDir,
-        job: _Job,
-        outcome: RenderOutcome,
-        label: str,
-        summary: RunSummary,
-        pending: set[str],
-        wakes: dict[str, Wake],
-    ) -> None:
+    def judge(
+        self, run: RunDir, job: Job, outcome: RenderOutcome, label: str
+    ) -> tuple[Receipt, dict[str, bytes] | None, str]:
+        """A finished render's receipt, the files it publishes and its vm.log.md marker."""
         node = job.node
         changed = self._changed_inputs(run, job)
         if changed and outcome.ok:
@@ -488,23 +514,37 @@ class Engine:
         )
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
-        self._commit(run, node, receipt, files, marker)
+        run.drop_staging(node, job.request.attempt)
+        return receipt, files, marker
+
+    def settle(
+        self, run: RunDir, job: Job, receipt: Receipt, address: str | None, wave: Wave
+    ) -> None:
+        """After a render's receipt is committed: heads, run state, the summary, and the
+        subscribers its moved facets wake."""
+        node = job.node
+        status = ReceiptStatus(receipt["status"])
+        diff = receipt["semantic_diff"]
+        self.committed(node, receipt, address)
         self._tracker.ended(node, status, receipt["content_hash"], diff)
         self._tracker.agent(job.request.memory)
-        run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})
         if status == ReceiptStatus.FAILED:
-            summary.failed.append((node, str(diff["error"]), str(diff.get("reason", ""))))
+            wave.summary.failed.append((node, str(diff["error"]), str(diff.get("reason", ""))))
         else:
-            (summary.rendered if status == ReceiptStatus.RENDERED else summary.skipped).append(node)
+            done = (
+                wave.summary.rendered if status == ReceiptStatus.RENDERED else wave.summary.skipped
+            )
+            done.append(node)
         event = Event(kind=EventKind(status), node=node, detail=str(diff.get("error", "")))
         self.options.on_event(event)
         if status == ReceiptStatus.RENDERED:
             for subscriber in subscribers_woken(self.intent, node, diff["changed"]):
                 wake = Wake(source=WakeSource.INPUT, refs=frozenset({receipt["content_hash"]}))
+                wakes = wave.wakes
                 wakes[subscriber] = wakes[subscriber].merge(wake) if subscriber in wakes else wake
-                pending.add(subscriber)
+                wave.pending.add(subscriber)
 
     def _skip_without_render(
         self, run: RunDir, node: str, decision: Decision, wake: Wake, marker: str
@@ -520,7 +560,7 @@ class Engine:
             fingerprints=head.fingerprints(self.intent.nodes[node].facets),
             status=ReceiptStatus.SKIPPED,
         )
-        self._commit(run, node, receipt, None, marker)
+        self.committed(node, receipt, self.commit(run, node, receipt, None, marker))
         self._tracker.settled(node, receipt["content_hash"])
         self.options.on_event(Event(kind=EventKind.SKIPPED, node=node))
 
@@ -537,17 +577,21 @@ class Engine:
             },
         }
 
-    def _commit(
+    def commit(
         self,
         run: RunDir,
         node: str,
         receipt: Receipt,
         files: dict[str, bytes] | None,
         marker: str,
-    ) -> None:
-        address = commit_and_sign(
+    ) -> str | None:
+        """Commit-and-sign here (commit.py); the new version, if any."""
+        return commit_and_sign(
             self.backend, run, node, receipt, files, marker, self.options.checkpoint
         )
+
+    def committed(self, node: str, receipt: Receipt, address: str | None) -> None:
+        """A receipt of `node` is durable: it is the node's head now."""
         head = self.heads[node]
         failed = receipt["status"] == ReceiptStatus.FAILED
         self.heads[node] = NodeHead(last=receipt, last_ok=head.last_ok if failed else receipt)

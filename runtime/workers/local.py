@@ -1,0 +1,74 @@
+"""`--workers N`: N `prosec worker` processes on this machine for the runner's lifetime.
+
+They are started when the first wave is dispatched (a run with nothing to render starts
+none), each writing its log to `runs/.workers/worker-{i}.log`, and stopped (SIGTERM,
+then SIGKILL after a grace period) when the runner ends. They are ordinary workers: any
+other `prosec worker` on the same database takes jobs too.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["LocalWorkers"]
+
+_MAIN = "from prosec.compiler.cli import main; main()"
+
+
+class LocalWorkers:
+    def __init__(self, root: Path, count: int, *, lease: float, attempts: int) -> None:
+        self.root = root
+        self.count = count
+        self.lease = lease
+        self.attempts = attempts
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> None:
+        if self.procs or self.count <= 0:
+            return
+        logs = self.root / "runs" / ".workers"
+        logs.mkdir(parents=True, exist_ok=True)
+        for index in range(self.count):
+            with open(logs / f"worker-{index + 1}.log", "ab") as out:
+                command = [
+                    sys.executable,
+                    "-c",
+                    _MAIN,
+                    "worker",
+                    str(self.root),
+                    "--concurrency",
+                    "1",
+                    "--lease",
+                    str(self.lease),
+                    "--attempts",
+                    str(self.attempts),
+                ]
+                self.procs.append(
+                    subprocess.Popen(
+                        command,
+                        cwd=self.root,
+                        stdin=subprocess.DEVNULL,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
+
+    def pids(self) -> list[int]:
+        return [proc.pid for proc in self.procs]
+
+    def stop(self, grace: float = 10.0) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.procs.clear()

@@ -1,0 +1,121 @@
+"""The render queue: a procrastinate App over the PostgreSQL backend's database.
+
+procrastinate's tables, types and functions live in the backend's schema (every
+connection sets `search_path` to it), so one database holds several projects' queues
+apart; its queue is `prosec.{schema}`, so a worker wakes (LISTEN/NOTIFY) only for its
+own schema's jobs. The schema is installed the first time a runner or worker opens it,
+under an advisory lock. A worker that dies stops sending heartbeats; after the lease its
+`doing` jobs are stalled and `retry_stalled` puts them back to `todo`, where another
+worker takes them.
+
+Connection strings are never printed: errors from here are redacted by the caller.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+import procrastinate
+import psycopg
+from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.schema import SchemaManager
+
+from .jobs import RenderJob
+
+__all__ = ["TASK", "Queue", "commit_channel", "queue_name"]
+
+TASK = "prosec.render"
+_STALLED = """
+SELECT job.id FROM procrastinate_jobs job
+  LEFT JOIN procrastinate_workers w ON w.id = job.worker_id
+ WHERE job.status = 'doing' AND job.queue_name = %s
+   AND (job.worker_id IS NULL OR w.last_heartbeat < NOW() - make_interval(secs => %s))
+"""
+
+
+def queue_name(schema: str) -> str:
+    return f"prosec.{schema}"
+
+
+def commit_channel(schema: str) -> str:
+    """The channel a worker's commit transaction notifies (the node's name)."""
+    return f"prosec_commit_{schema}"
+
+
+def install(db: psycopg.Connection[Any], schema: str) -> None:
+    """procrastinate's schema in `schema`, once (an advisory lock serialises openers)."""
+    found = db.execute("SELECT to_regclass(%s)", (f"{schema}.procrastinate_jobs",)).fetchone()
+    if found is not None and found[0] is not None:
+        return
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"prosec-queue:{schema}",))
+        again = db.execute("SELECT to_regclass(%s)", (f"{schema}.procrastinate_jobs",)).fetchone()
+        if again is not None and again[0] is not None:
+            return
+        db.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}".encode())
+        db.execute(f"SET LOCAL search_path TO {schema}".encode())
+        db.execute(SchemaManager.get_schema().encode())
+
+
+class Queue:
+    """The App for one schema; `worker=True` opens the async connector a worker runs on."""
+
+    def __init__(self, url: str, schema: str, *, worker: bool = False) -> None:
+        self.schema = schema
+        self.queue = queue_name(schema)
+        options = {"options": f"-c search_path={schema}"}
+        connector: procrastinate.BaseConnector
+        if worker:
+            connector = procrastinate.PsycopgConnector(conninfo=url, kwargs=options)
+        else:
+            connector = procrastinate.SyncPsycopgConnector(
+                conninfo=url, kwargs=options, min_size=1, max_size=2
+            )
+        self.app = procrastinate.App(connector=connector)
+
+    def register(self, render: Callable[..., Any], attempts: int) -> None:
+        """The render task (a worker's): sync, run in a thread by procrastinate; an
+        error (a lost connection) retries it, up to `attempts` starts in all."""
+        self.app.task(name=TASK, queue=self.queue, pass_context=True, retry=attempts)(render)
+
+    def open(self) -> None:
+        self.app.open()
+
+    def close(self) -> None:
+        self.app.close()
+
+    def defer(self, job: RenderJob) -> bool:
+        """Enqueue one render; False when that render is already queued (a no-op)."""
+        deferrer = self.app.configure_task(
+            TASK, queue=self.queue, lock=job.key, queueing_lock=job.key
+        )
+        try:
+            deferrer.defer(job=job.payload())
+        except AlreadyEnqueued:
+            return False
+        return True
+
+    def retry_stalled(self, db: psycopg.Connection[Any], lease: float) -> list[int]:
+        """Put back to `todo` the running jobs of workers silent for longer than `lease`."""
+        rows = db.execute(_STALLED.encode(), (self.queue, lease)).fetchall()
+        retried = []
+        for (job_id,) in rows:
+            try:
+                self.app.job_manager.retry_job_by_id(job_id, retry_at=dt.datetime.now(dt.UTC))
+            except procrastinate.exceptions.ConnectorException:
+                continue  # finished or retried meanwhile
+            retried.append(int(job_id))
+        return retried
+
+    def failed_jobs(self, db: psycopg.Connection[Any], keys: list[str]) -> list[str]:
+        """The keys among `keys` whose job ended `failed` (retries spent, no receipt)."""
+        rows = db.execute(
+            b"SELECT DISTINCT lock FROM procrastinate_jobs WHERE queue_name = %s "
+            b"AND lock = ANY(%s) AND status = 'failed' AND lock NOT IN (SELECT lock FROM "
+            b"procrastinate_jobs WHERE queue_name = %s AND lock = ANY(%s) "
+            b"AND status IN ('todo', 'doing', 'succeeded'))",
+            (self.queue, keys, self.queue, keys),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
