@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -101,6 +101,7 @@ class PostgresBackend:
         self.schema = schema
         self._runs = runs
         self._lock_held = False
+        self._atomic = False
         try:
             self._db = psycopg.connect(url, autocommit=True)
             self.schema_version = self._migrate()
@@ -196,7 +197,7 @@ class PostgresBackend:
 
     def _run(self, query: sql.SQL | sql.Composed, *args: Any) -> None:
         try:
-            with self._db.transaction():
+            with self._tx():
                 self._db.execute(query, args)
         except psycopg.Error as exc:
             self._fail(exc)
@@ -245,7 +246,7 @@ class PostgresBackend:
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         try:
-            with self._db.transaction():
+            with self._tx():
                 self._db.execute(
                     sql.SQL("INSERT INTO {} (id) VALUES (%s) ON CONFLICT DO NOTHING").format(
                         self._t("run")
@@ -303,7 +304,7 @@ class PostgresBackend:
             if self._runs is not None and (self._runs / run_id).is_dir():
                 atomic_write_bytes(self._runs.parent / attachment, frame)
         try:
-            with self._db.transaction():
+            with self._tx():
                 if attachment is not None:
                     self._db.execute(
                         sql.SQL(
@@ -348,11 +349,20 @@ class PostgresBackend:
         `notify` (channel, payload), a NOTIFY delivered when, and only if, it commits."""
         try:
             with self._db.transaction():
-                yield
+                self._atomic = True
+                try:
+                    yield
+                finally:
+                    self._atomic = False
                 if notify is not None:
                     self._db.execute("SELECT pg_notify(%s, %s)", notify)
         except psycopg.Error as exc:
             self._fail(exc)
+
+    def _tx(self) -> AbstractContextManager[Any]:
+        """A write's own transaction, or none inside `atomically` (no savepoint: one
+        failing write fails the whole commit anyway)."""
+        return nullcontext() if self._atomic else self._db.transaction()
 
     def connect(self, **options: Any) -> psycopg.Connection[Any]:
         """A new connection to the same database (its errors are redacted by `_fail`)."""

@@ -19,10 +19,11 @@ from typing import Any
 
 import psycopg
 
+from ..backends.base import BackendError, stored_json
 from ..backends.postgres import PostgresBackend, find_url
-from ..canonical import decode_frame
+from ..canonical import decode_frame, sha256_token
 from ..executor import Engine, Event, Job, Wave
-from ..protocol import EventKind, Receipt, ReceiptStatus
+from ..protocol import EventKind, PendingRecord, Receipt, ReceiptStatus, is_pending_record
 from ..renders import RenderOutcome
 from ..runs import RunDir
 from .jobs import RenderJob, intent_token
@@ -125,9 +126,11 @@ class Dispatcher:
                     default_model=engine.options.default_model,
                 )
                 engine.options.on_event(Event(kind=EventKind.START, node=job.node))
-                if not queue.defer(render):
-                    log.info("%s: already queued (%s)", job.node, render.key)
                 waiting[job.node] = (job, render)
+            renders = [render for _, render in waiting.values()]
+            new = queue.defer_all(renders)
+            if new < len(renders):
+                log.info("%d of the wave's renders were queued already", len(renders) - new)
             self._wait(engine, run, waiting, wave)
             engine._tracker.wave_done()
         except psycopg.Error as exc:
@@ -140,24 +143,27 @@ class Dispatcher:
     ) -> None:
         check = set(waiting)  # the first look covers commits made before LISTEN heard them
         while waiting:
-            for node in sorted(check & set(waiting)):
-                receipt = self._committed(node, waiting[node][1])
-                if receipt is not None:
-                    job, render = waiting.pop(node)
-                    self._finish(engine, run, job, receipt, wave)
+            self._settle(engine, run, waiting, check & set(waiting), wave)
             if not waiting:
                 return
             check = self._notified(timeout=max(0.2, self.lease / 4))
-            if not check:  # quiet for a while: look after lost workers and spent jobs
-                check = set(waiting)
-                listen, queue = self._open()
-                queue.retry_stalled(listen, self.lease)
-                keys = {render.key: node for node, (_, render) in waiting.items()}
-                for key in queue.failed_jobs(listen, list(keys)):
-                    node = keys[key]
-                    if self._committed(node, waiting[node][1]) is None:
-                        job, render = waiting.pop(node)
-                        self._fail(engine, run, job, render, wave)
+            if check:
+                continue
+            # quiet for a while: look after lost workers, spent jobs, commits not heard
+            check = set(waiting)
+            listen, queue = self._open()
+            queue.retry_stalled(listen, self.lease)
+            for node in sorted(waiting):
+                receipt = self._committed(node, waiting[node][1])
+                if receipt is not None and node not in self._pending([node]):
+                    job, _ = waiting.pop(node)  # committed, its pending record gone
+                    self._finish(engine, run, job, receipt, None, wave)
+            keys = {render.key: node for node, (_, render) in waiting.items()}
+            for key in queue.failed_jobs(listen, list(keys)):
+                node = keys[key]
+                if self._committed(node, waiting[node][1]) is None:
+                    job, render = waiting.pop(node)
+                    self._fail(engine, run, job, render, wave)
 
     def _notified(self, timeout: float) -> set[str]:
         """Nodes whose commits were notified within `timeout` seconds (waiting on the
@@ -168,8 +174,61 @@ class Dispatcher:
             nodes.update(n.payload for n in listen.notifies(timeout=0.005))
         return nodes
 
+    def _pending(self, nodes: list[str]) -> dict[str, PendingRecord]:
+        listen, _ = self._open()
+        rows = listen.execute(
+            b"SELECT node, record FROM x_pending WHERE node = ANY(%s)", (nodes,)
+        ).fetchall()
+        found: dict[str, PendingRecord] = {}
+        for node, record in rows:
+            value = stored_json(bytes(record), f"x_pending {node}")
+            if not is_pending_record(value):
+                raise BackendError(f"the pending commit of {node!r} is malformed")
+            found[str(node)] = value
+        return found
+
+    def _settle(
+        self,
+        engine: Engine,
+        run: RunDir,
+        waiting: dict[str, tuple[Job, RenderJob]],
+        nodes: set[str],
+        wave: Wave,
+    ) -> None:
+        """Finish the commits among `nodes` (their pending records, read at once)."""
+        if not nodes:
+            return
+        records = {
+            node: record
+            for node, record in self._pending(sorted(nodes)).items()
+            if record["receipt"]["prev"] == waiting[node][1].prev
+        }
+        if not records:
+            return
+        listen, _ = self._open()
+        addresses = [str(r["version"]) for r in records.values() if r["version"]]
+        frames = {
+            str(version): bytes(artifact)
+            for version, artifact in listen.execute(
+                b"SELECT version, artifact FROM world_model_version "
+                b"WHERE version = ANY(%s) AND artifact IS NOT NULL",
+                (addresses,),
+            ).fetchall()
+        }
+        for node, record in sorted(records.items()):
+            job, _ = waiting.pop(node)
+            version = record["version"]
+            files = None
+            if version:
+                frame = frames.get(version)
+                if frame is None or sha256_token(frame) != version:
+                    frame = self.backend.get_version(node, version)  # an attachment
+                files = (version, decode_frame(frame))
+            self._finish(engine, run, job, record["receipt"], (record["marker"], files), wave)
+        listen.execute(b"DELETE FROM x_pending WHERE node = ANY(%s)", (sorted(records),))
+
     def _committed(self, node: str, render: RenderJob) -> Receipt | None:
-        """The receipt a worker committed for `render`, once it is the node's head."""
+        """The receipt committed for `render`, once it is in the node's ledger."""
         chain = self.backend.ledger(node)
         if not chain or chain[-1]["content_hash"] == render.prev:
             return None
@@ -178,27 +237,32 @@ class Dispatcher:
                 return receipt
         return None  # pragma: no cover - the head moved from a receipt we never saw
 
-    def _finish(self, engine: Engine, run: RunDir, job: Job, receipt: Receipt, wave: Wave) -> None:
-        """The run-folder half of a worker's commit (what recover() would roll forward)."""
+    def _finish(
+        self,
+        engine: Engine,
+        run: RunDir,
+        job: Job,
+        receipt: Receipt,
+        record: tuple[str, tuple[str, dict[str, bytes]] | None] | None,
+        wave: Wave,
+    ) -> None:
+        """The run-folder half of a worker's commit (what recover() would roll forward),
+        then the engine's settling. `record` is the pending record's marker and files;
+        None for a commit whose record another process already finished."""
         node = job.node
-        record = self.backend.pendings().get(node)
-        marker = None
         address = None
-        if (
-            record is not None
-            and record.get("receipt", {}).get("content_hash") == receipt["content_hash"]
-        ):
-            marker = str(record.get("marker"))
         run.append_receipt(node, receipt)
-        if receipt["status"] == ReceiptStatus.RENDERED:
+        if record is not None:
+            marker, published = record
+            if published is not None:
+                address, files = published
+                run.materialize(node, address, files)
+            run.log(marker)
+        elif receipt["status"] == ReceiptStatus.RENDERED:
             address = self.backend.published_version(node)
             if address is not None:
                 files = decode_frame(self.backend.get_version(node, address))
                 run.materialize(node, address, files)
-        if marker is not None and marker not in run.log_lines()[-64:]:
-            run.log(marker)
-        if record is not None and marker is not None:
-            self.backend.clear_pending(node)
         engine.settle(run, job, receipt, address, wave)
 
     def _fail(self, engine: Engine, run: RunDir, job: Job, render: RenderJob, wave: Wave) -> None:

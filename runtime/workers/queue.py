@@ -20,6 +20,7 @@ from typing import Any
 import procrastinate
 import psycopg
 from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.jobs import Job
 from procrastinate.schema import SchemaManager
 
 from .jobs import RenderJob
@@ -96,6 +97,25 @@ class Queue:
         except AlreadyEnqueued:
             return False
         return True
+
+    def defer_all(self, renders: list[RenderJob]) -> int:
+        """Enqueue a wave's renders in one round trip (one by one if one of them is
+        already queued, so only that one is a no-op); how many were new."""
+        batch = [
+            Job(
+                queue=self.queue,
+                lock=job.key,
+                queueing_lock=job.key,
+                task_name=TASK,
+                task_kwargs={"job": job.payload()},
+            )
+            for job in renders
+        ]
+        try:
+            self.app.job_manager.batch_defer_jobs(batch)
+        except AlreadyEnqueued:
+            return sum(self.defer(job) for job in renders)
+        return len(batch)
 
     def retry_stalled(self, db: psycopg.Connection[Any], lease: float) -> list[int]:
         """Put back to `todo` the running jobs of workers silent for longer than `lease`."""
