@@ -405,6 +405,7 @@ def trigger(
 @click.argument("node")
 @root_opt
 @_run_options
+@workers_options
 def tick(
     node: str,
     root: Path,
@@ -413,6 +414,8 @@ def tick(
     timeout: float | None,
     backend: str | None,
     as_json: bool,
+    workers: int | None,
+    lease: float,
 ) -> None:
     """Wake NODE as its own cadence would (a self-driven wake: it always renders).
 
@@ -421,8 +424,12 @@ def tick(
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_tick(project, node)
-    with _terminable(), _progress(as_json) as progress:
-        options = _options(project, jobs, timeout, progress)
+    with (
+        _terminable(),
+        _progress(as_json) as progress,
+        dispatching(project, workers, lease, renders) as dispatch,
+    ):
+        options = replace(_options(project, jobs, timeout, progress), dispatch=dispatch)
         code = _serve(project, kind="tick", wakes=[], inputs={}, options=options, as_json=as_json)
     sys.exit(code)
 

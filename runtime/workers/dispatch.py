@@ -23,12 +23,15 @@ from ..backends.base import BackendError, stored_json
 from ..backends.postgres import PostgresBackend, find_url
 from ..canonical import decode_frame, sha256_token
 from ..executor import Engine, Event, Job, Wave
+from ..fsio import atomic_write_bytes
 from ..protocol import EventKind, PendingRecord, Receipt, ReceiptStatus, is_pending_record
 from ..renders import RenderOutcome
+from ..renders.process import LOG_FILE
 from ..runs import RunDir
 from .jobs import RenderJob, intent_token
 from .local import LocalWorkers
 from .queue import Queue, commit_channel, install
+from .worker import log_key
 
 __all__ = ["Dispatcher"]
 
@@ -152,6 +155,9 @@ class Dispatcher:
             # quiet for a while: look after lost workers, spent jobs, commits not heard
             check = set(waiting)
             listen, queue = self._open()
+            if self.local is not None:
+                for index in self.local.revive():
+                    log.warning("local worker %d had died: started it again", index + 1)
             queue.retry_stalled(listen, self.lease)
             for node in sorted(waiting):
                 receipt = self._committed(node, waiting[node][1])
@@ -215,8 +221,19 @@ class Dispatcher:
                 (addresses,),
             ).fetchall()
         }
+        logs = {
+            str(key): value
+            for key, value in listen.execute(
+                b"SELECT key, value FROM x_kv WHERE key = ANY(%s)",
+                ([log_key(run.run_id, node) for node in records],),
+            ).fetchall()
+        }
         for node, record in sorted(records.items()):
             job, _ = waiting.pop(node)
+            shipped = logs.get(log_key(run.run_id, node))
+            if isinstance(shipped, dict) and isinstance(shipped.get("text"), str):
+                text = shipped["text"].encode()
+                atomic_write_bytes(run.workspace(node) / LOG_FILE, text, durable=False)
             version = record["version"]
             files = None
             if version:
@@ -225,6 +242,7 @@ class Dispatcher:
                     frame = self.backend.get_version(node, version)  # an attachment
                 files = (version, decode_frame(frame))
             self._finish(engine, run, job, record["receipt"], (record["marker"], files), wave)
+        listen.execute(b"DELETE FROM x_kv WHERE key = ANY(%s)", (list(logs),))
         listen.execute(b"DELETE FROM x_pending WHERE node = ANY(%s)", (sorted(records),))
 
     def _committed(self, node: str, render: RenderJob) -> Receipt | None:

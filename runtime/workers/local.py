@@ -30,33 +30,43 @@ class LocalWorkers:
     def start(self) -> None:
         if self.procs or self.count <= 0:
             return
+        for index in range(self.count):
+            self.procs.append(self._spawn(index))
+
+    def revive(self) -> list[int]:
+        """Start again each local worker that died (SIGKILL, a crash); their indexes."""
+        revived = []
+        for index, proc in enumerate(self.procs):
+            if proc.poll() is not None:
+                self.procs[index] = self._spawn(index)
+                revived.append(index)
+        return revived
+
+    def _spawn(self, index: int) -> subprocess.Popen[bytes]:
         logs = self.root / "runs" / ".workers"
         logs.mkdir(parents=True, exist_ok=True)
-        for index in range(self.count):
-            with open(logs / f"worker-{index + 1}.log", "ab") as out:
-                command = [
-                    sys.executable,
-                    "-c",
-                    _MAIN,
-                    "worker",
-                    str(self.root),
-                    "--concurrency",
-                    "1",
-                    "--lease",
-                    str(self.lease),
-                    "--attempts",
-                    str(self.attempts),
-                ]
-                self.procs.append(
-                    subprocess.Popen(
-                        command,
-                        cwd=self.root,
-                        stdin=subprocess.DEVNULL,
-                        stdout=out,
-                        stderr=subprocess.STDOUT,
-                        start_new_session=True,
-                    )
-                )
+        with open(logs / f"worker-{index + 1}.log", "ab") as out:
+            command = [
+                sys.executable,
+                "-c",
+                _MAIN,
+                "worker",
+                str(self.root),
+                "--concurrency",
+                "1",
+                "--lease",
+                str(self.lease),
+                "--attempts",
+                str(self.attempts),
+            ]
+            return subprocess.Popen(
+                command,
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def pids(self) -> list[int]:
         return [proc.pid for proc in self.procs]

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import shutil
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from ..fsio import atomic_write_text
 from ..keys import caller_key
 from ..protocol import PendingRecord, Receipt
 from ..renders import RenderOutcome
+from ..renders.process import LOG_FILE
 from ..runs import RunDir
 from ..session import Project, open_project
 from .jobs import RenderJob, intent_token
@@ -59,7 +61,8 @@ class WorkerSide:
         self.root = root
         self.env = dict(env)
         self.attempts = attempts
-        self.scratch = Path(tempfile.mkdtemp(prefix="prosec-worker-"))
+        _remove_dead_scratch()
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"prosec-worker-{os.getpid()}-"))
         self._local = threading.local()
         self._count = 0
         self._lock = threading.Lock()
@@ -137,8 +140,12 @@ class WorkerSide:
             node=node, decision=job.decision(), wake=job.wake(), request=request, pinned=pinned
         )
         outcome = engine._render(work, run, job.label)
+        if outcome.detail:  # name the runner's run folder, where its log will be
+            here = str(run.path)
+            detail = outcome.detail.replace(here, f"runs/{job.run_id}")
+            outcome = replace(outcome, detail=detail)
         receipt, files, marker = engine.judge(run, work, outcome, job.label)
-        return self._commit(local, job, receipt, files, marker)
+        return self._commit(local, job, receipt, files, marker, _render_log(run, node))
 
     def _engine(self, local: _Local, job: RenderJob, heads: dict[str, Any]) -> Engine:
         project = local.project
@@ -196,6 +203,7 @@ class WorkerSide:
         receipt: Receipt,
         files: dict[str, bytes] | None,
         marker: str,
+        render_log: str | None = None,
     ) -> str:
         backend = local.backend
         node = job.node
@@ -215,6 +223,8 @@ class WorkerSide:
                     "marker": marker,
                 }
                 backend.put_pending(node, record)
+                if render_log:  # the runner writes it into its run folder
+                    backend.put_value(log_key(job.run_id, node), {"text": render_log})
         except ChainError:
             log.warning(
                 "%s: another worker committed this render first; this one's work is "
@@ -238,6 +248,37 @@ class WorkerSide:
         outcome = RenderOutcome(ok=False, error=error, detail=reason)
         receipt, files, marker = engine.judge(run, work, outcome, job.label)
         return self._commit(local, job, receipt, files, marker)
+
+
+LOG_TAIL = 64 * 1024
+
+
+def log_key(run_id: str, node: str) -> str:
+    """The x_kv key of a render's `__render.log`, on its way to the runner."""
+    return f"worker-log:{run_id}:{node}"
+
+
+def _render_log(run: RunDir, node: str) -> str | None:
+    """The tail of the render's output (`__render.log`), as text JSONB can hold."""
+    try:
+        data = (run.workspace(node) / LOG_FILE).read_bytes()[-LOG_TAIL:]
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace").replace("\x00", "") or None
+
+
+def _remove_dead_scratch() -> None:
+    """Remove the scratch folders of workers that died without cleaning up (SIGKILL)."""
+    for folder in Path(tempfile.gettempdir()).glob("prosec-worker-*-*"):
+        pid = folder.name.split("-")[2]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue
 
 
 @dataclass(frozen=True, slots=True)
