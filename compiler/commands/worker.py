@@ -62,6 +62,7 @@ def dispatching(
 
     assert isinstance(project.backend, PostgresBackend)
     local = LocalWorkers(project.root, workers, lease=lease, attempts=ATTEMPTS)
+    local.start()  # now: their start-up overlaps the runner's own
     dispatcher = Dispatcher(
         project.backend, project.root, dict(os.environ), lease=lease, local=local
     )

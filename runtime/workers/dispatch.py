@@ -74,11 +74,7 @@ class Dispatcher:
             listen.execute(f"LISTEN {commit_channel(self.schema)}".encode())
             queue = Queue(found[1], self.schema)
             queue.open()
-            # jobs a dead runner left queued are not this run's: drop them
-            listen.execute(
-                b"DELETE FROM procrastinate_jobs WHERE status = 'todo' AND queue_name = %s",
-                (queue.queue,),
-            )
+            queue.forget_finished(listen)
         except psycopg.Error as exc:
             listen.close()
             self.backend.fail(exc)
@@ -165,7 +161,7 @@ class Dispatcher:
                     job, _ = waiting.pop(node)  # committed, its pending record gone
                     self._finish(engine, run, job, receipt, None, wave)
             keys = {render.key: node for node, (_, render) in waiting.items()}
-            for key in queue.failed_jobs(listen, list(keys)):
+            for key in queue.ended_jobs(listen, list(keys)):
                 node = keys[key]
                 if self._committed(node, waiting[node][1]) is None:
                     job, render = waiting.pop(node)
@@ -284,7 +280,7 @@ class Dispatcher:
         engine.settle(run, job, receipt, address, wave)
 
     def _fail(self, engine: Engine, run: RunDir, job: Job, render: RenderJob, wave: Wave) -> None:
-        reason = "the render job failed on every attempt without committing (see the workers' logs)"
+        reason = "the render job ended without committing a receipt (see the workers' logs)"
         outcome = RenderOutcome(ok=False, error="worker-error", detail=reason)
         receipt, files, marker = engine.judge(run, job, outcome, render.label)
         address = engine.commit(run, job.node, receipt, files, marker)

@@ -1,7 +1,7 @@
 """`--workers N`: N `prosec worker` processes on this machine for the runner's lifetime.
 
-They are started when the first wave is dispatched (a run with nothing to render starts
-none), each writing its log to `runs/.workers/worker-{i}.log`, and stopped (SIGTERM,
+They are started with the runner (their start-up, a second or so of imports, overlaps
+the runner's own), each writing its log to `runs/.workers/worker-{i}.log`, and stopped (SIGTERM,
 then SIGKILL after a grace period) when the runner ends. They are ordinary workers: any
 other `prosec worker` on the same database takes jobs too.
 """

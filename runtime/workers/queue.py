@@ -129,13 +129,20 @@ class Queue:
             retried.append(int(job_id))
         return retried
 
-    def failed_jobs(self, db: psycopg.Connection[Any], keys: list[str]) -> list[str]:
-        """The keys among `keys` whose job ended `failed` (retries spent, no receipt)."""
+    def ended_jobs(self, db: psycopg.Connection[Any], keys: list[str]) -> list[str]:
+        """The keys among `keys` whose jobs all ended (failed: retries spent; succeeded
+        or aborted) with none left to run: if no receipt came of them, none will."""
         rows = db.execute(
-            b"SELECT DISTINCT lock FROM procrastinate_jobs WHERE queue_name = %s "
-            b"AND lock = ANY(%s) AND status = 'failed' AND lock NOT IN (SELECT lock FROM "
-            b"procrastinate_jobs WHERE queue_name = %s AND lock = ANY(%s) "
-            b"AND status IN ('todo', 'doing', 'succeeded'))",
-            (self.queue, keys, self.queue, keys),
+            b"SELECT lock FROM procrastinate_jobs WHERE queue_name = %s AND lock = ANY(%s) "
+            b"GROUP BY lock HAVING bool_and(status NOT IN ('todo', 'doing'))",
+            (self.queue, keys),
         ).fetchall()
         return [str(row[0]) for row in rows]
+
+    def forget_finished(self, db: psycopg.Connection[Any]) -> None:
+        """Drop the finished jobs of earlier runs and the jobs a dead runner left queued
+        (at a runner's start, under the runner lock: none of them is this run's)."""
+        db.execute(
+            b"DELETE FROM procrastinate_jobs WHERE queue_name = %s AND status <> 'doing'",
+            (self.queue,),
+        )

@@ -55,7 +55,6 @@ def serve_worker(
                 fetch_job_polling_interval=max(1.0, lease),
                 listen_notify=True,
                 install_signal_handlers=True,
-                delete_jobs="successful",
             )
 
     try:

@@ -113,7 +113,9 @@ class WorkerSide:
         local = self.open()
         intent = local.project.intent
         node = job.node
-        if node not in intent.nodes or job.intent != local.intent:
+        if node not in intent.nodes:  # fails the job: the runner commits the failure
+            raise RuntimeError(f"{node!r} is not a node of this worker's compiled intent")
+        if job.intent != local.intent:
             reason = (
                 "this worker's active compiled intent is not the one the runner decided "
                 "with: build and activate the same sources on every worker's machine"
