@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,18 +15,16 @@ from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import commit_and_sign, evaluate
 from .delegation import Delegates, render_delegating
-from .fsio import atomic_write_bytes
 from .inbox import take_inbox
 from .intent import Intent
 from .keys import caller_key, clock_key, external_key
-from .postconditions import ATTEST_FILE
+from .prepare import changed_inputs, prepare_render
 from .protocol import (
     Cost,
     EventKind,
     QueuedWake,
     Receipt,
     ReceiptStatus,
-    RenderWake,
     SlotKind,
     WakeSource,
     is_queued_wake,
@@ -45,7 +42,7 @@ from .reconciler import (
     subscribers_woken,
 )
 from .renders import Renderer, RenderOutcome, RenderRequest, cost_problem
-from .renders.process import new_attempt, stopped_renders
+from .renders.process import stopped_renders
 from .runs import RunDir, utc_now
 from .tracking import Tracker
 
@@ -377,113 +374,13 @@ class Engine:
 
     # -- preparing a render ---------------------------------------------------------------
 
-    def _pinned(self, run: RunDir, node: str) -> Path | None:
-        """A node's current version materialized in the run (its pinned, read-only copy),
-        verified against its content address (rebuilt if anything changed it)."""
-        version = self.version(node)
-        if version is None:
-            return None
-        run.pin(node, version, functools.partial(self.backend.get_version, node, version))
-        return run.world_model(node)
-
     def _changed_inputs(self, run: RunDir, job: Job) -> list[str]:
-        """The pinned copies a render read that no longer match their version (a render
-        wrote into them); they are rebuilt for the renders after it."""
-        return [
-            node
-            for node, version in job.pinned
-            if run.pin(node, version, functools.partial(self.backend.get_version, node, version))
-        ]
+        return changed_inputs(self, run, job)
 
     def _prepare(
         self, run: RunDir, node: str, wake: Wake
     ) -> tuple[RenderRequest, tuple[tuple[str, str], ...]]:
-        spec = self.intent.nodes[node]
-        attempt = new_attempt()
-        workspace = run.prepare_workspace(node, attempt)
-        inputs: list[dict[str, Any]] = []
-        for edge in self.intent.inputs_of[node]:
-            head = self.heads[edge.producer]
-            path = self._pinned(run, edge.producer)
-            tokens = head.fingerprints(self.intent.nodes[edge.producer].facets)
-            inputs.append(
-                {
-                    "producer": edge.producer,
-                    "facet": edge.facet,
-                    "token": tokens.get(edge.facet),
-                    "version": self.version(edge.producer),
-                    "path": str(path) if path else None,
-                }
-            )
-        caller = [
-            {
-                "name": item.name,
-                "type": item.type,
-                "path": str(run.path / "world-model" / "caller" / f"{item.name}.md"),
-            }
-            for item in sorted(spec.caller_inputs, key=lambda c: c.name)
-        ]
-        prior = self._pinned(run, node)
-        wake_doc: RenderWake = {"source": wake.source, "refs": sorted(wake.refs)}
-        if wake.source == WakeSource.EXTERNAL or node in self.intent.entry_points:
-            stored = self.backend.get_value(external_key(node))
-            if stored is not None and wake.source == WakeSource.EXTERNAL:
-                wake_doc["data"] = stored["data"]
-        inputs_file = workspace / "__inputs.json"
-        wake_file = workspace / "__wake.json"
-        atomic_write_bytes(
-            inputs_file,
-            json.dumps(
-                {
-                    "run_id": run.run_id,
-                    "node": node,
-                    "inputs": inputs,
-                    "caller": caller,
-                    "prior": {
-                        "version": self.version(node),
-                        "path": str(prior) if prior else None,
-                    },
-                    "wake": wake_doc,
-                },
-                indent=2,
-                sort_keys=True,
-            ).encode(),
-            durable=False,  # render context, rebuilt for every render
-        )
-        wake_json = json.dumps(wake_doc, indent=2, sort_keys=True).encode()
-        atomic_write_bytes(wake_file, wake_json, durable=False)
-        contract = None
-        for source in self.intent.raw.get("sources", []):
-            if source.get("name") == node:
-                contract = run.source(str(source["path"]))
-        attested = tuple(item["id"] for item in (spec.validator or {}).get("attested", []))
-        pinned = tuple(
-            (name, version)
-            for name in sorted({edge.producer for edge in self.intent.inputs_of[node]} | {node})
-            if (version := self.version(name)) is not None
-        )
-        request = RenderRequest(
-            run_id=run.run_id,
-            node=node,
-            root=self.root,
-            run_dir=run.path,
-            workspace=workspace,
-            output=run.staging(node, attempt),
-            inputs_file=inputs_file,
-            wake_file=wake_file,
-            attest_file=workspace / ATTEST_FILE,
-            prior=prior,
-            prior_version=self.version(node),
-            contract=contract,
-            timeout=self.options.timeout,
-            wake=wake_doc,
-            attested=attested,
-            attempt=attempt,
-            memory=self._memory(run, node),
-            model=(spec.runtime or {}).get("model"),
-            default_model=self.options.default_model,
-        )
-        return request, pinned
+        return prepare_render(self, run, node, wake)
 
     # -- commit-and-sign ------------------------------------------------------------------
 
