@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -49,6 +50,27 @@ def build(
     host: Host | None,
     options: BuildOptions,
     progress: Progress | None = None,
+) -> BuildOutcome:
+    """Compile ROOT and write its manifest (see BuildOutcome for what can happen).
+
+    The cyclic garbage collector is paused meanwhile: a build allocates millions of
+    small immutable IR values and frees them together, and each collection would walk
+    them all again (a fifth of a cold build's time at 1,000 contracts)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(root, config, host, options, progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build(
+    root: Path,
+    config: Config,
+    host: Host | None,
+    options: BuildOptions,
+    progress: Progress | None,
 ) -> BuildOutcome:
     dist = root / intent_mod.DIST
     texts, unreadable = read_sources(root, config)

@@ -31,6 +31,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "serve": "prosec.compiler.commands.serve:serve_command",
     "devtools": "prosec.compiler.commands.serve:devtools_command",
     "test": "prosec.compiler.commands.test:test_command",
+    "upgrade": "prosec.compiler.commands.upgrade:upgrade_command",
 }
 
 

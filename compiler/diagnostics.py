@@ -73,6 +73,7 @@ CODES: dict[str, CodeInfo] = {
     "file_unreadable": CodeInfo(ERR, "the file cannot be read or is not UTF-8"),
     "config_invalid": CodeInfo(ERR, "prose.toml cannot be read or holds an invalid setting"),
     "file_too_large": CodeInfo(WARN, "the file is too large to analyse as you type"),
+    "legacy_program": CodeInfo(WARN, "a legacy `.prose` program: `prosec upgrade` migrates it"),
     "frontmatter_missing": CodeInfo(ERR, "the file has no YAML frontmatter block"),
     "frontmatter_invalid": CodeInfo(ERR, "the frontmatter is not valid YAML or not a mapping"),
     "frontmatter_unterminated": CodeInfo(ERR, "the frontmatter block is never closed with `---`"),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SUFFIX = ".prose.md"
+LEGACY_SUFFIX = ".prose"  # a legacy standalone program (seed 000): `prosec lint` names it
 # generated or vendored trees that never hold the project's own sources
 SKIPPED_DIRS = frozenset(
     {"dist", "runs", "state", "deps", ".git", ".venv", "node_modules", ".prose"}
@@ -46,7 +47,29 @@ def display_path(path: Path, base: Path) -> str:
 def project_key(path: Path) -> Path:
     """The project a source belongs to: the nearest directory with `prose.toml` or
     `prose.lock`, else the parent of the nearest `src/`, else the file's own directory."""
-    directory = path.resolve().parent
+    return _directory_project(path.resolve().parent)
+
+
+class ProjectKeys:
+    """`project_key` remembering each directory's answer, for one pass over many files
+    (a long-lived caller makes a new one when project markers may have moved)."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, Path] = {}
+
+    def __call__(self, path: Path) -> Path:
+        return self.of_resolved(str(path.resolve()))
+
+    def of_resolved(self, resolved: str) -> Path:
+        """The key of a file whose path is already resolved (as `project_sources` has it)."""
+        directory = os.path.dirname(resolved)
+        found = self._known.get(directory)
+        if found is None:
+            found = self._known[directory] = _directory_project(Path(directory))
+        return found
+
+
+def _directory_project(directory: Path) -> Path:
     for candidate in (directory, *directory.parents):
         if (candidate / "prose.toml").is_file() or (candidate / "prose.lock").is_file():
             return candidate
@@ -56,69 +79,111 @@ def project_key(path: Path) -> Path:
     return directory
 
 
-def project_sources(root: Path, base: Path) -> list[SourceRef]:
-    """The sources `project_key` puts in the project at `root` (a superset, to filter):
-    its whole tree when `root` holds `prose.toml` or `prose.lock`, else only its own files
-    and its `src/` tree (a file in another subdirectory is a project of its own), so a
-    stray file's project never walks the directory tree around it."""
+def project_sources(root: Path, base: Path) -> dict[str, SourceRef]:
+    """The sources `project_key` puts in the project at `root` (a superset, to filter),
+    by resolved path: its whole tree when `root` holds `prose.toml` or `prose.lock`, else
+    only its own files and its `src/` tree (a file in another subdirectory is a project
+    of its own), so a stray file's project never walks the directory tree around it."""
     if any((root / marker).is_file() for marker in ("prose.toml", "prose.lock")):
-        return discover([root], base)
+        return discover_resolved([root], base)
     ignore = _GitIgnore.for_root(root)
-    found = [
-        SourceRef(_display(file, file.resolve(), base.resolve()), file)
-        for file in sorted(root.glob(f"*{SUFFIX}"))
-        if file.is_file() and not ignore.ignored(file, False)
-    ]
+    home = str(base.resolve())
+    found = {}
+    for file in sorted(root.glob(f"*{SUFFIX}")):
+        resolved = str(file.resolve())
+        if file.is_file() and not ignore.ignored_resolved(resolved, False):
+            found[resolved] = SourceRef(_display(file, resolved, home), file)
     source = root / "src"
     if source.is_dir() and not ignore.ignored(source, True):
-        found += discover([source], base)
-    return sorted(found)
+        for resolved, ref in discover_resolved([source], base).items():
+            found.setdefault(resolved, ref)
+    return found
 
 
-def discover(paths: Iterable[Path], base: Path, exclude: Iterable[Path] = ()) -> list[SourceRef]:
-    """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated."""
-    excluded = {p.resolve() for p in exclude}
-    found: dict[Path, SourceRef] = {}
-    home = base.resolve()
+def discover(
+    paths: Iterable[Path], base: Path, exclude: Iterable[Path] = (), *, legacy: bool = False
+) -> list[SourceRef]:
+    """Every `.prose.md` under `paths` (files are taken as given), sorted, de-duplicated;
+    with `legacy`, the legacy `.prose` programs under them too (`prosec lint` says what
+    they are; nothing compiles them)."""
+    return sorted(discover_resolved(paths, base, exclude, legacy=legacy).values())
+
+
+def discover_resolved(
+    paths: Iterable[Path], base: Path, exclude: Iterable[Path] = (), *, legacy: bool = False
+) -> dict[str, SourceRef]:
+    """`discover`'s files by resolved path (a string), in the order they were found."""
+    excluded = {str(p.resolve()) for p in exclude}
+    found: dict[str, SourceRef] = {}
+    home = str(base.resolve())
     for path in paths:
         if not path.exists():
             raise DiscoveryError(f"{path}: no such file or directory")
         if path.is_file():
-            resolved = path.resolve()
+            resolved = str(path.resolve())
             found.setdefault(resolved, SourceRef(_display(path, resolved, home), path))
             continue
         if not path.is_dir():  # a FIFO, socket or device: nothing to lint, and a trap
             raise DiscoveryError(f"{path}: not a regular file or directory")
         ignore = _GitIgnore.for_root(path)
-        for file in _walk(path, ignore, excluded):
-            resolved = file.resolve()
+        for file, resolved in _walk(path, ignore, excluded, legacy):
             found.setdefault(resolved, SourceRef(_display(file, resolved, home), file))
-    return sorted(found.values())
+    return found
 
 
-def _display(path: Path, resolved: Path, home: Path) -> str:
+def _display(path: Path, resolved: str, home: str) -> str:
     """`display_path` with both paths already resolved (one realpath per file, not two)."""
-    try:
-        return resolved.relative_to(home).as_posix()
-    except ValueError:
-        return path.as_posix()
+    inside = _relative(resolved, home)
+    return inside if inside is not None else path.as_posix()
 
 
-def _walk(root: Path, ignore: _GitIgnore, excluded: set[Path]) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        current = Path(dirpath)
-        kept = []
-        for name in sorted(dirnames):
-            child = current / name
-            if name in SKIPPED_DIRS or child.resolve() in excluded or ignore.ignored(child, True):
-                continue
-            kept.append(name)
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            if name.endswith(SUFFIX):
+def _relative(resolved: str, base: str) -> str | None:
+    """`resolved` relative to `base` (both resolved, as strings), None when outside it."""
+    if resolved == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not resolved.startswith(prefix):
+        return None
+    rest = resolved[len(prefix) :]
+    return rest if os.sep == "/" else rest.replace(os.sep, "/")
+
+
+def _walk(
+    root: Path, ignore: _GitIgnore, excluded: set[str], legacy: bool = False
+) -> Iterable[tuple[Path, str]]:
+    """(path, resolved path) of every source under `root`, top-down in name order, as
+    `os.walk` visits them (symlinked directories are not entered). Each directory is
+    resolved once; a file costs a realpath only when it is a symlink itself."""
+    pending = [(root, str(root.resolve()))]
+    while pending:
+        current, real = pending.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:  # as os.walk: an unreadable directory is skipped
+            continue
+        directories = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            name = entry.name
+            if is_dir:
+                if name in SKIPPED_DIRS or entry.is_symlink():
+                    continue
+                child = os.path.join(real, name)
+                if child in excluded or ignore.ignored_resolved(child, True):
+                    continue
+                directories.append((current / name, child))
+            elif name.endswith(SUFFIX) or (legacy and name.endswith(LEGACY_SUFFIX)):
                 file = current / name
-                if file.resolve() not in excluded and not ignore.ignored(file, False):
-                    yield file
+                resolved = (
+                    os.path.realpath(file) if entry.is_symlink() else os.path.join(real, name)
+                )
+                if resolved not in excluded and not ignore.ignored_resolved(resolved, False):
+                    yield file, resolved
+        pending.extend(reversed(directories))
 
 
 class _GitIgnore:
@@ -126,6 +191,7 @@ class _GitIgnore:
 
     def __init__(self, base: Path, patterns: list[str]) -> None:
         self.base = base.resolve()
+        self._base = str(self.base)
         self.spec = None
         if patterns:
             import pathspec
@@ -146,11 +212,14 @@ class _GitIgnore:
         return cls(base, patterns)
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
+        return self.spec is not None and self.ignored_resolved(str(path.resolve()), is_dir)
+
+    def ignored_resolved(self, resolved: str, is_dir: bool) -> bool:
+        """`ignored` for a path already resolved (a string)."""
         if self.spec is None:
             return False
-        try:
-            rel = path.resolve().relative_to(self.base).as_posix()
-        except ValueError:
+        rel = _relative(resolved, self._base)
+        if rel is None:
             return False
         return bool(self.spec.match_file(rel + ("/" if is_dir else "")))
 

@@ -6,17 +6,22 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
 from prosec.runtime.userjson import JSONInputError, read_limited
 
 from . import diagnostics as diag
-from . import rules
 from .config import Config
 from .diagnostics import CODES, Diagnostic
-from .discover import DiscoveryError, SourceRef, display_path, project_key, project_sources
+from .discover import (
+    LEGACY_SUFFIX,
+    DiscoveryError,
+    ProjectKeys,
+    SourceRef,
+    display_path,
+    project_sources,
+)
 from .ir import Project, SourceFile, Span
-from .parse import parse_source
-from .passes import continuity
 from .values import value
 
 SOURCE_LIMIT = 256 << 20  # bytes of one source file
@@ -57,9 +62,17 @@ def decode_source(data: bytes, display: str) -> tuple[str | None, Diagnostic | N
 
 def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagnostic]]:
     """Parse (display path, text) pairs into a project; a parser bug becomes a diagnostic."""
+    # markdown-it and the passes load on first use: a lint answered from the cache
+    # never needs them
+    from .parse import parse_source
+    from .passes import continuity
+
     files: list[SourceFile] = []
     found: list[Diagnostic] = []
     for path, text in sources:
+        if path.endswith(LEGACY_SUFFIX):
+            found.append(legacy_program(path, text))
+            continue
         try:
             source, parse_diagnostics = parse_source(path, text)
         except Exception as exc:  # a bug must not hide the other files' findings
@@ -71,7 +84,22 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
     return project, found + lowered
 
 
+def legacy_program(path: str, text: str) -> Diagnostic:
+    """A `.prose` file is a legacy standalone program (seed 000), not Contract Markdown:
+    said once, on its first line, with the command that migrates it."""
+    first = text.split("\n", 1)[0]
+    return diag.make(
+        "legacy_program",
+        f"`{path.rsplit('/', 1)[-1]}` is a legacy `.prose` program, not Contract Markdown; "
+        f"run `prosec upgrade {path}` to migrate it to `.prose.md` "
+        "(`prosec run` also runs it as it is)",
+        Span(path=path, line=1, column=1, end_line=1, end_column=max(len(first), 1) + 1),
+    )
+
+
 def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
+    from . import rules
+
     try:
         return rules.run(project, focus)
     except Exception as exc:
@@ -97,6 +125,7 @@ def lint_refs(
     base: Path | None = None,
     configs: Callable[[Path], Config] | None = None,
     overlay: Mapping[Path, str] | None = None,
+    cache_dir: Path | None = None,
 ) -> LintResult:
     """Lint files project by project, as `prosec build` and the language server see them.
 
@@ -106,64 +135,162 @@ def lint_refs(
     given files (and of the project's prose.toml) are reported. `configs` gives each
     project root its settings (default: `config` for all); `base` is what display paths
     are relative to (default: the current directory); `overlay` holds files (by resolved
-    path) to read as given rather than from disk (`lint --diff` checks its own fixes)."""
-    from .deps import load_from_disk
-    from .pipeline import analyse, source_root  # the pipeline imports this module
+    path) to read as given rather than from disk (`lint --diff` checks its own fixes).
 
+    With `cache_dir` (the base of the caches; never with `overlay`) each project's result
+    and parses are kept in the lint cache (`lint_cache`): an unchanged project is not
+    analysed again, and an unchanged file is not parsed again. A project found in the
+    cache contributes no files to the result's project (only its diagnostics)."""
     base = base or Path.cwd()
+    home = base.resolve()
     groups: dict[Path, list[SourceRef]] = {}
+    key = ProjectKeys()
+    real = _resolved(refs)
     for ref in refs:
-        groups.setdefault(project_key(ref.path), []).append(ref)
+        groups.setdefault(key.of_resolved(real[ref]), []).append(ref)
     files: list[SourceFile] = []
     found: list[Diagnostic] = []
     for root, given in sorted(groups.items()):
         settings = configs(root) if configs is not None else config
-        members = _members(root, given, base)
+        members = _members(root, given, base, key, real)
         shown = {ref.display for ref in given}
         texts: list[tuple[str, str]] = []
+        unreadable: list[str] = []
         for ref in members:
             given_text = overlay.get(ref.path.resolve()) if overlay else None
             text, problem = (given_text, None) if given_text is not None else read_source(ref)
-            if problem is not None and ref.display in shown:
-                found.append(problem)
+            if problem is not None:
+                unreadable.append(ref.display)
+                if ref.display in shown:
+                    found.append(problem)
             elif text is not None:
                 texts.append((ref.display, text))
-        project, parsed = parse_texts(texts)
-        loaded = load_from_disk(project, root, base, {ref.display: ref.path for ref in members})
-        imported = {path for path, _ in loaded.files}
-        sources = source_root(root, settings).resolve()
-        directories = {ref.path.parent for ref in members}
-        inside = {d for d in directories if d.resolve().is_relative_to(sources)}
-        wired = {ref.display for ref in members if ref.path.parent in inside} | imported
-        unit = analyse(loaded.project, settings, wired=wired, focus=shown)
-        displays = {ref.display for ref in members}
-        for item in apply_policy([*parsed, *loaded.diagnostics, *unit.diagnostics], settings):
-            if item.span.path in shown or item.span.path in imported:
-                found.append(item)  # a dependency's own errors break the build too
-            elif item.span.path not in displays:  # prose.toml (a stale wiring pin)
-                path = display_path((settings.root or root) / item.span.path, base)
-                found.append(replace(item, span=replace(item.span, path=path)))
-        files.extend(f for f in unit.project.files if f.path in shown)
+        cache = None
+        if cache_dir is not None and overlay is None:
+            from .lint_cache import LintCache, result_key
+
+            cache = LintCache.open(cache_dir, root)
+            input_key = result_key(settings, root, home, shown, texts, unreadable)
+            hit = cache.result(input_key)
+            if hit is not None:
+                found.extend(hit)
+                continue
+        reported, shown_files, imports = _lint_project(
+            root, settings, base, members, shown, texts, cache
+        )
+        found.extend(reported)
+        files.extend(shown_files)
+        if cache is not None:
+            cache.remember(input_key, reported, imports)
+            cache.save({path for path, _ in texts})
     ordered = tuple(sorted(set(found), key=Diagnostic.sort_key))  # each project's policy applied
     return LintResult(project=Project(files=tuple(files)), diagnostics=ordered)
 
 
-def _members(root: Path, given: Sequence[SourceRef], base: Path) -> list[SourceRef]:
+def _lint_project(
+    root: Path,
+    settings: Config,
+    base: Path,
+    members: Sequence[SourceRef],
+    shown: Collection[str],
+    texts: Sequence[tuple[str, str]],
+    cache: ParseCache | None,
+) -> tuple[list[Diagnostic], list[SourceFile], list[Path]]:
+    """One project's reported diagnostics, its shown files, and the dependency files read."""
+    from .deps import load_from_disk
+    from .pipeline import analyse, source_root  # the pipeline imports this module
+
+    project, parsed = parse_cached(texts, cache)
+    loaded = load_from_disk(project, root, base, {ref.display: ref.path for ref in members})
+    imported = {path for path, _ in loaded.files}
+    sources = source_root(root, settings).resolve()
+    directories = {ref.path.parent for ref in members}
+    inside = {d for d in directories if d.resolve().is_relative_to(sources)}
+    wired = {ref.display for ref in members if ref.path.parent in inside} | imported
+    unit = analyse(loaded.project, settings, wired=wired, focus=shown)
+    displays = {ref.display for ref in members}
+    reported: list[Diagnostic] = []
+    for item in apply_policy([*parsed, *loaded.diagnostics, *unit.diagnostics], settings):
+        if item.span.path in shown or item.span.path in imported:
+            reported.append(item)  # a dependency's own errors break the build too
+        elif item.span.path not in displays:  # prose.toml (a stale wiring pin)
+            path = display_path((settings.root or root) / item.span.path, base)
+            reported.append(replace(item, span=replace(item.span, path=path)))
+    shown_files = [f for f in unit.project.files if f.path in shown]
+    return reported, shown_files, [path for _, path in loaded.files]
+
+
+class ParseCache(Protocol):
+    """Parsed files by display path and content digest (`lint_cache.LintCache`)."""
+
+    def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None: ...
+
+    def put(self, path: str, digest: str, source: SourceFile, found: list[Diagnostic]) -> None: ...
+
+
+def parse_cached(
+    texts: Sequence[tuple[str, str]], cache: ParseCache | None
+) -> tuple[Project, list[Diagnostic]]:
+    """`parse_texts`, reusing (and filling) `cache` for files whose content it knows."""
+    if cache is None:
+        return parse_texts(texts)
+    import hashlib
+
+    digests = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in texts}
+    reused = {}
+    for path, _ in texts:
+        hit = cache.get(path, digests[path])
+        if hit is not None:
+            reused[path] = hit
+    project, found = parse_texts([(path, text) for path, text in texts if path not in reused])
+    own: dict[str, list[Diagnostic]] = {}
+    for item in found:
+        own.setdefault(item.span.path, []).append(item)
+    for source in project.files:
+        cache.put(source.path, digests[source.path], source, own.get(source.path, []))
+    files = sorted([*project.files, *(hit[0] for hit in reused.values())], key=lambda f: f.path)
+    found += [d for hit in reused.values() for d in hit[1]]
+    return Project(files=tuple(files)), found
+
+
+def _resolved(refs: Sequence[SourceRef]) -> dict[SourceRef, str]:
+    """Each file's resolved path: a realpath per directory, and one lstat per file (a
+    symlinked file is resolved on its own)."""
+    import os
+
+    directories: dict[Path, str] = {}
+    found = {}
+    for ref in refs:
+        parent = ref.path.parent
+        real = directories.get(parent)
+        if real is None:
+            real = directories[parent] = os.path.realpath(parent)
+        if os.path.islink(ref.path):
+            found[ref] = os.path.realpath(ref.path)
+        else:
+            found[ref] = os.path.join(real, ref.path.name)
+    return found
+
+
+def _members(
+    root: Path,
+    given: Sequence[SourceRef],
+    base: Path,
+    key: ProjectKeys,
+    real: Mapping[SourceRef, str],
+) -> list[SourceRef]:
     """Every source of the project at `root` (its tree, minus nested projects) and the
-    given files, each once; given files keep their display path."""
+    given files (`real`: their resolved paths), each once; given files keep their display
+    path."""
     resolved = root.resolve()
-    chosen = {ref.path.resolve(): ref for ref in given}
+    chosen = {real[ref]: ref for ref in given}
     try:
         tree = project_sources(root, base)
     except DiscoveryError:
-        tree = []
-    keys: dict[Path, Path] = {}  # a file's project depends on its directory alone
-    for ref in tree:
-        directory = ref.path.parent
-        if directory not in keys:
-            keys[directory] = project_key(ref.path)
-        if keys[directory] == resolved:
-            chosen.setdefault(ref.path.resolve(), ref)
+        tree = {}
+    for path, ref in tree.items():
+        if path not in chosen and key.of_resolved(path) == resolved:
+            chosen[path] = ref
     return sorted(chosen.values())
 
 

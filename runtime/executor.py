@@ -1,10 +1,12 @@
 """Executes reconciler plans: waves of renders (parallel, bounded by --jobs) and their
-commits (commit.py), in the main thread, with crash checkpoints around each step."""
+commits, grouped (groupcommit.py: the renders that finished within a short window
+commit together), in the main thread, with crash checkpoints around each step."""
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +15,9 @@ from typing import Any
 from .agents import AgentMemory, MemoryUnavailable, open_memory, rotate
 from .backends.base import Backend, BackendError
 from .canonical import token
-from .commit import commit_and_sign, evaluate
+from .commit import evaluate
 from .delegation import Delegates, render_delegating
+from .groupcommit import Commit, commit_group
 from .inbox import take_inbox
 from .intent import Intent
 from .keys import caller_key, clock_key, external_key
@@ -25,6 +28,7 @@ from .protocol import (
     QueuedWake,
     Receipt,
     ReceiptStatus,
+    SemanticDiff,
     SlotKind,
     WakeSource,
     is_queued_wake,
@@ -63,11 +67,16 @@ CRASH_POINTS = (
     "after-render",
     "after-version",
     "after-pending",
+    "after-journal",  # group commit only: the journal is durable
     "after-ledger",
     "after-run-ledger",
     "after-publish",
     "after-log",
+    "after-apply",  # group commit only: every commit of the group applied, not synced
+    "after-sync",  # group commit only: synced, the journal not yet removed
 )
+# renders finished within this many seconds of the first uncommitted one commit together
+GROUP_WINDOW = 0.5
 
 _MARKS = {ReceiptStatus.RENDERED: "✓ rendered", ReceiptStatus.SKIPPED: "∅ skipped"}
 
@@ -201,12 +210,17 @@ class Engine:
                 (),
                 functools.partial(self._decide, caller=caller, external=external, wakes=wakes),
             )
+            skips = []
             for node, decision in plan.skips:
                 event += 1
                 wake = wakes.pop(node)
-                self._skip_without_render(run, node, decision, wake, f"{event}→ {node} ∅ skipped")
+                skips.append(self._skip_receipt(node, decision, wake, f"{event}→ {node} ∅ skipped"))
                 summary.skipped.append(node)
                 pending.discard(node)
+            self._commit(run, skips)
+            for item in skips:
+                self._tracker.settled(item.node, item.receipt["content_hash"])
+                self.options.on_event(Event(kind=EventKind.SKIPPED, node=item.node))
             for node in plan.drops:
                 pending.discard(node)
                 wakes.pop(node, None)
@@ -299,14 +313,22 @@ class Engine:
                 for job in jobs:
                     self.options.on_event(Event(kind=EventKind.START, node=job.node))
                     futures[pool.submit(self._render, job, run, str(event))] = job
-                for future in cf.as_completed(futures):
-                    job = futures[future]
-                    outcome = future.result()
-                    self.options.checkpoint("after-render", job.node)
-                    label = f"{event}{next(letters, '')}" if parallel else f"{event}"
-                    receipt, files, marker = self.judge(run, job, outcome, label)
-                    address = self.commit(run, job.node, receipt, files, marker)
-                    self.settle(run, job, receipt, address, Wave(summary, pending, wakes))
+                waiting: set[cf.Future[RenderOutcome]] = set(futures)
+                batch: list[tuple[Job, RenderOutcome, str]] = []
+                since = 0.0
+                while waiting:
+                    left = max(0.0, since + GROUP_WINDOW - time.monotonic()) if batch else None
+                    done, waiting = cf.wait(waiting, left, return_when=cf.FIRST_COMPLETED)
+                    for future in sorted(done, key=lambda f: futures[f].node):
+                        job = futures[future]
+                        outcome = future.result()
+                        self.options.checkpoint("after-render", job.node)
+                        label = f"{event}{next(letters, '')}" if parallel else f"{event}"
+                        since = since if batch else time.monotonic()
+                        batch.append((job, outcome, label))
+                    if batch and (not waiting or time.monotonic() >= since + GROUP_WINDOW):
+                        self._commit_renders(run, batch, summary, pending, wakes)
+                        batch = []
                 self._tracker.wave_done()
             except BaseException:
                 # Ctrl-C, SIGTERM or an error stops the runner: no render may outlive it
@@ -384,10 +406,24 @@ class Engine:
 
     # -- commit-and-sign ------------------------------------------------------------------
 
-    def judge(
+    def _commit_renders(
+        self,
+        run: RunDir,
+        batch: list[tuple[Job, RenderOutcome, str]],
+        summary: RunSummary,
+        pending: set[str],
+        wakes: dict[str, Wake],
+    ) -> None:
+        """Judge the finished renders of `batch`, commit them as one group, then wake
+        their subscribers."""
+        judged = [self._judge(run, job, outcome, label) for job, outcome, label in batch]
+        self._commit(run, [item for item, _, _ in judged])
+        for (item, status, diff), (job, _, _) in zip(judged, batch, strict=True):
+            self._committed(run, job, item.receipt, status, diff, summary, pending, wakes)
+
+    def _judge(
         self, run: RunDir, job: Job, outcome: RenderOutcome, label: str
-    ) -> tuple[Receipt, dict[str, bytes] | None, str]:
-        """A finished render's receipt, the files it publishes and its vm.log.md marker."""
+    ) -> tuple[Commit, ReceiptStatus, SemanticDiff]:
         node = job.node
         changed = self._changed_inputs(run, job)
         if changed and outcome.ok:
@@ -411,41 +447,38 @@ class Engine:
         )
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
-        run.drop_staging(node, job.request.attempt)
-        return receipt, files, marker
+        return Commit(node=node, receipt=receipt, files=files, marker=marker), status, diff
 
-    def settle(
-        self, run: RunDir, job: Job, receipt: Receipt, address: str | None, wave: Wave
+    def _committed(
+        self,
+        run: RunDir,
+        job: Job,
+        receipt: Receipt,
+        status: ReceiptStatus,
+        diff: SemanticDiff,
+        summary: RunSummary,
+        pending: set[str],
+        wakes: dict[str, Wake],
     ) -> None:
-        """After a render's receipt is committed: heads, run state, the summary, and the
-        subscribers its moved facets wake."""
         node = job.node
-        status = ReceiptStatus(receipt["status"])
-        diff = receipt["semantic_diff"]
-        self.committed(node, receipt, address)
         self._tracker.ended(node, status, receipt["content_hash"], diff)
         self._tracker.agent(job.request.memory)
+        run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})
         if status == ReceiptStatus.FAILED:
-            wave.summary.failed.append((node, str(diff["error"]), str(diff.get("reason", ""))))
+            summary.failed.append((node, str(diff["error"]), str(diff.get("reason", ""))))
         else:
-            done = (
-                wave.summary.rendered if status == ReceiptStatus.RENDERED else wave.summary.skipped
-            )
-            done.append(node)
+            (summary.rendered if status == ReceiptStatus.RENDERED else summary.skipped).append(node)
         event = Event(kind=EventKind(status), node=node, detail=str(diff.get("error", "")))
         self.options.on_event(event)
         if status == ReceiptStatus.RENDERED:
             for subscriber in subscribers_woken(self.intent, node, diff["changed"]):
                 wake = Wake(source=WakeSource.INPUT, refs=frozenset({receipt["content_hash"]}))
-                wakes = wave.wakes
                 wakes[subscriber] = wakes[subscriber].merge(wake) if subscriber in wakes else wake
-                wave.pending.add(subscriber)
+                pending.add(subscriber)
 
-    def _skip_without_render(
-        self, run: RunDir, node: str, decision: Decision, wake: Wake, marker: str
-    ) -> None:
+    def _skip_receipt(self, node: str, decision: Decision, wake: Wake, marker: str) -> Commit:
         head = self.heads[node]
         receipt = build_receipt(
             node=node,
@@ -457,9 +490,7 @@ class Engine:
             fingerprints=head.fingerprints(self.intent.nodes[node].facets),
             status=ReceiptStatus.SKIPPED,
         )
-        self.committed(node, receipt, self.commit(run, node, receipt, None, marker))
-        self._tracker.settled(node, receipt["content_hash"])
-        self.options.on_event(Event(kind=EventKind.SKIPPED, node=node))
+        return Commit(node=node, receipt=receipt, files=None, marker=marker)
 
     def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> Cost:
         given = dict(outcome.cost or {})
@@ -474,6 +505,25 @@ class Engine:
             },
         }
 
+    def _commit(self, run: RunDir, commits: list[Commit]) -> None:
+        addresses = commit_group(self.backend, run, commits, self.options.checkpoint)
+        for item in commits:
+            head = self.heads[item.node]
+            failed = item.receipt["status"] == ReceiptStatus.FAILED
+            last_ok = head.last_ok if failed else item.receipt
+            self.heads[item.node] = NodeHead(last=item.receipt, last_ok=last_ok)
+            if addresses.get(item.node) is not None:
+                self._versions[item.node] = addresses[item.node]
+
+    # -- for renders committed elsewhere (runtime/workers/) -----------------------------
+
+    def judge(
+        self, run: RunDir, job: Job, outcome: RenderOutcome, label: str
+    ) -> tuple[Receipt, dict[str, bytes] | None, str]:
+        """A finished render's receipt, the files it publishes and its vm.log.md marker."""
+        item, _, _ = self._judge(run, job, outcome, label)
+        return item.receipt, item.files, item.marker
+
     def commit(
         self,
         run: RunDir,
@@ -482,18 +532,24 @@ class Engine:
         files: dict[str, bytes] | None,
         marker: str,
     ) -> str | None:
-        """Commit-and-sign here (commit.py); the new version, if any."""
-        return commit_and_sign(
-            self.backend, run, node, receipt, files, marker, self.options.checkpoint
-        )
+        """Commit-and-sign one receipt here; the node's version after it."""
+        self._commit(run, [Commit(node=node, receipt=receipt, files=files, marker=marker)])
+        return self._versions.get(node)
 
-    def committed(self, node: str, receipt: Receipt, address: str | None) -> None:
-        """A receipt of `node` is durable: it is the node's head now."""
+    def settle(
+        self, run: RunDir, job: Job, receipt: Receipt, address: str | None, wave: Wave
+    ) -> None:
+        """A receipt of `job` is durable (a worker committed it): it is the node's head;
+        then run state, the summary and the subscribers it wakes, as after a local commit."""
+        node = job.node
         head = self.heads[node]
         failed = receipt["status"] == ReceiptStatus.FAILED
         self.heads[node] = NodeHead(last=receipt, last_ok=head.last_ok if failed else receipt)
         if address is not None:
             self._versions[node] = address
+        status = ReceiptStatus(receipt["status"])
+        diff = receipt["semantic_diff"]
+        self._committed(run, job, receipt, status, diff, wave.summary, wave.pending, wave.wakes)
 
 
 def queued_wakes(items: list[dict[str, Any]], nodes: Iterable[str]) -> list[QueuedWake]:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import re
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 from .canonical import PathError, normalize_path
 
@@ -26,6 +28,7 @@ __all__ = [
     "repair_torn_tail",
     "replace_dir",
     "safe_name",
+    "sync_filesystem",
 ]
 
 
@@ -76,11 +79,42 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def append_line(path: Path, line: bytes) -> None:
+def sync_filesystem(path: Path) -> None:
+    """Make every write to the filesystem holding `path` durable at once: syncfs(2) on
+    Linux (one flush for a whole group commit), sync(2) where it is missing. A write-back
+    error the kernel reports is raised as OSError."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _SYNCFS is None:
+            os.sync()
+        elif _SYNCFS(fd) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code), str(path))
+    finally:
+        os.close(fd)
+
+
+def _load_syncfs() -> Callable[[int], int] | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        function = libc.syncfs
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return None
+    function.argtypes = [ctypes.c_int]
+    function.restype = ctypes.c_int
+    return cast("Callable[[int], int]", function)
+
+
+_SYNCFS = _load_syncfs()
+
+
+def append_line(path: Path, line: bytes, *, durable: bool = True) -> None:
     """Append one line (a trailing newline is added) and fsync before returning.
 
     A single `write` of the whole line keeps appends from interleaving; a crash can
     leave at most a torn last line, which readers detect (no trailing newline).
+    `durable=False` skips the fsyncs, for a group commit that syncs the filesystem once
+    (runtime/groupcommit.py) behind a durable journal.
     """
     if b"\n" in line:
         raise ValueError("an appended record must not contain a newline")
@@ -94,7 +128,8 @@ def append_line(path: Path, line: bytes) -> None:
             written = os.write(fd, payload)
             if written != len(payload):  # a full disk can take part of a write
                 raise OSError(errno.ENOSPC, f"short append: {written} of {len(payload)} bytes")
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         except OSError as exc:
             # never leave a torn line behind a failed append: cut back to where it began
             with contextlib.suppress(OSError):
@@ -103,7 +138,7 @@ def append_line(path: Path, line: bytes) -> None:
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     finally:
         os.close(fd)
-    if created:
+    if created and durable:
         fsync_dir(path.parent)
 
 
@@ -217,12 +252,44 @@ def replace_dir(target: Path, files: dict[str, bytes], *, durable: bool = True) 
     """
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
-    for stale in parent.glob(f".{target.name}.new-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    for stale in parent.glob(f".{target.name}.old-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    _remove_stale_swaps(parent)
     staging = parent / f".{target.name}.new-{secrets.token_hex(4)}"
     staging.mkdir()
+    try:
+        _fill(staging, files, durable=durable)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if target.exists():
+        old = parent / f".{target.name}.old-{secrets.token_hex(4)}"
+        os.rename(target, old)
+        os.rename(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(staging, target)
+    if durable:
+        fsync_dir(parent)
+
+
+# folders whose stale swaps this process removed: a folder is scanned once per process,
+# not on every replace (a run's world-model/ holds a folder per node)
+_SWEPT: set[Path] = set()
+_SWAP = re.compile(r"^\..+\.(?:new|old)-[0-9a-f]{8}$")
+
+
+def _remove_stale_swaps(parent: Path) -> None:
+    """Remove what interrupted replaces left in `parent` (`.{name}.new-*` / `.old-*`);
+    this process's own interrupted replaces clean up after themselves."""
+    if parent in _SWEPT:
+        return
+    with os.scandir(parent) as entries:
+        stale = [entry.path for entry in entries if _SWAP.match(entry.name)]
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
+    _SWEPT.add(parent)
+
+
+def _fill(staging: Path, files: dict[str, bytes], *, durable: bool) -> None:
     for rel, content in sorted(files.items()):
         dest = staging / normalize_path(rel)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -235,15 +302,6 @@ def replace_dir(target: Path, files: dict[str, bytes], *, durable: bool = True) 
         for directory in sorted({p for p in staging.rglob("*") if p.is_dir()}, reverse=True):
             fsync_dir(directory)
         fsync_dir(staging)
-    if target.exists():
-        old = parent / f".{target.name}.old-{secrets.token_hex(4)}"
-        os.rename(target, old)
-        os.rename(staging, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(staging, target)
-    if durable:
-        fsync_dir(parent)
 
 
 def read_tree(root: Path) -> dict[str, bytes]:

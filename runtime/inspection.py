@@ -18,7 +18,7 @@ from .protocol import ReceiptStatus
 from .runs import RUN_ID, RunDir, resolve_run, runs_in_order
 from .userjson import JSONInputError, read_file
 
-__all__ = ["inspect_ref", "inspect_run", "list_receipts", "memo_hit", "status"]
+__all__ = ["inspect_ref", "inspect_run", "legacy_ref", "list_receipts", "memo_hit", "status"]
 
 _EVENT = re.compile(r"^(?P<n>\d+)(?P<sub>[a-z]?)→ (?P<rest>.*)$")
 
@@ -218,6 +218,12 @@ def inspect_ref(root: Path, ref: str) -> dict[str, Any]:
     return inspect_run(resolve_run(root, ref))
 
 
+def legacy_ref(root: Path, ref: str) -> Path | None:
+    """The legacy `.prose/runs/{id}/` folder `ref` names (a path to one, a bare id
+    ROOT/runs/ lacks, or `latest` when the newest run is a legacy one), else None."""
+    return _legacy_run(Path(ref)) or _legacy_ref(root, ref)
+
+
 def _legacy_ref(root: Path, ref: str) -> Path | None:
     """The legacy run ROOT/.prose/runs/{id} a bare id names (when ROOT/runs/ has no such
     run), or `latest` when the newest run of the project is a legacy one."""
@@ -254,7 +260,7 @@ def _legacy_run(path: Path) -> Path | None:
 def _legacy(path: Path, root: Path | None = None) -> dict[str, Any]:
     """A legacy run read completely (runtime/legacy.py): the project's `.prose/` agents
     when the run sits in one, the user's `~/.prose/agents/` always."""
-    from .legacy import read_legacy_run
+    from .legacy import env_names, read_legacy_run
 
     project = path.parent.parent if path.parent.name == "runs" else None
     if project is not None and project.name != ".prose":
@@ -265,6 +271,7 @@ def _legacy(path: Path, root: Path | None = None) -> dict[str, Any]:
         "legacy": True,
         "state": f"legacy .prose/ run, {data['status']}",
         "path": str(path),
+        "env": env_names(project) if project is not None else [],  # names only
         **data,
     }
 

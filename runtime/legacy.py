@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LIMIT", "legacy_runs", "read_legacy_run", "read_state"]
+__all__ = ["LIMIT", "env_names", "legacy_runs", "read_legacy_run", "read_state"]
 
 LIMIT = 4 * 1024 * 1024  # bytes read from any one legacy file
 _RUN_ID = re.compile(r"\d{8}-\d{6}-[a-z0-9]{6}")
@@ -249,6 +249,24 @@ def read_legacy_run(
         "imports": imports,
         "problems": problems,
     }
+
+
+def env_names(prose: Path) -> list[str]:
+    """The setting names of `.prose/.env` (`NAME=value` lines), never their values: the
+    file may hold tokens, so nothing but the names leaves this function."""
+    path = prose / ".env"
+    if not path.is_file():
+        return []
+    try:
+        text = _read(path)
+    except (OSError, ValueError):
+        return []
+    names = []
+    for line in text.splitlines():
+        name, sep, _ = line.strip().removeprefix("export ").partition("=")
+        if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.strip()):
+            names.append(name.strip())
+    return sorted(set(names))
 
 
 def legacy_runs(root: Path) -> list[Path]:

@@ -123,9 +123,10 @@ def receipt_line(receipt: Receipt) -> bytes:
     return canonical_json(dict(receipt))
 
 
-def append_receipt(path: Path, receipt: Receipt) -> None:
-    """Append one receipt to a JSON Lines ledger with fsync."""
-    append_line(path, receipt_line(receipt))
+def append_receipt(path: Path, receipt: Receipt, *, durable: bool = True) -> None:
+    """Append one receipt to a JSON Lines ledger with fsync (`durable=False`: a group
+    commit's, synced with the whole group)."""
+    append_line(path, receipt_line(receipt), durable=durable)
 
 
 # ---------------------------------------------------------------------------------------

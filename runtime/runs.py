@@ -317,22 +317,23 @@ class RunDir:
 
     # -- ledgers and log ------------------------------------------------------------------
 
-    def append_receipt(self, node: str, receipt: Receipt) -> None:
-        """Append to receipts/{node}.jsonl unless it already ends with this receipt."""
+    def append_receipt(self, node: str, receipt: Receipt, *, durable: bool = True) -> None:
+        """Append to receipts/{node}.jsonl unless it already ends with this receipt
+        (`durable=False`: a group commit syncs it with the rest of the group)."""
         path = self.ledger(node)
         if path.exists():
             receipts, _ = parse_ledger(path, path.read_bytes())
             if receipts and receipts[-1].get("content_hash") == receipt["content_hash"]:
                 return
-        append_receipt(path, receipt)
+        append_receipt(path, receipt, durable=durable)
 
     def receipts(self, node: str) -> list[dict[str, Any]]:
         """The run ledger's receipts as parsed (unverified: read-only views use them)."""
         path = self.ledger(node)
         return parse_ledger(path, path.read_bytes())[0] if path.exists() else []
 
-    def log(self, line: str) -> None:
-        append_line(self.path / "vm.log.md", line.encode("utf-8"))
+    def log(self, line: str, *, durable: bool = True) -> None:
+        append_line(self.path / "vm.log.md", line.encode("utf-8"), durable=durable)
 
     def log_lines(self) -> list[str]:
         path = self.path / "vm.log.md"

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from ..diagnostics import Diagnostic
 from ..ir import KINDS, Project, Resolution, Topology
@@ -142,5 +145,36 @@ def diagnostic_records(diagnostics: Sequence[Diagnostic], paths: set[str]) -> li
 
 
 def dumps(document: Mapping[str, Any]) -> bytes:
-    """The byte form written to disk: sorted keys, two-space indent, one final newline."""
+    """The byte form written to disk: sorted keys, two-space indent, one final newline.
+
+    That is the standard library's `json.dumps(…, indent=2, sort_keys=True,
+    ensure_ascii=False)`; orjson writes the same bytes ten times faster, except for
+    floats (it spells exponents differently), integers beyond 64 bits, lone surrogates
+    and non-string keys. Those documents (rare: a float is a tolerance in a spec) go
+    through the standard library, so the bytes never depend on which writer ran."""
+    try:
+        data = orjson.dumps(document, option=_ORJSON)
+    except (orjson.JSONEncodeError, TypeError):
+        return canonical_dumps(document)
+    if _has_float(data):
+        return canonical_dumps(document)
+    return data
+
+
+def canonical_dumps(document: Mapping[str, Any]) -> bytes:
+    """The reference byte form (the standard library's encoder)."""
     return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+_ORJSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+# In indented output every scalar ends its own line and a string value ends with `"`,
+# so a line ending in a digit ends in a number token: a float when it holds `.` or `e`.
+_NUMBER_END = re.compile(rb"[0-9],?\n")
+
+
+def _has_float(data: bytes) -> bool:
+    for match in _NUMBER_END.finditer(data):
+        token = data[data.rfind(b" ", 0, match.start()) + 1 : match.start() + 1]
+        if b"." in token or b"e" in token or b"E" in token:
+            return True
+    return False

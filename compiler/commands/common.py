@@ -99,3 +99,16 @@ def offline_option(function: F) -> F:
         default=None,
         help="Skip the PATH, MCP registry and skill lookups (for CI machines).",
     )(function)
+
+
+def cache_base() -> Path:
+    """Where caches live: $PROSEC_CACHE_DIR, else the user cache directory (what
+    `prosec build` uses too: one folder per project holds its build and lint caches)."""
+    import os
+
+    override = os.environ.get("PROSEC_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("prosec"))

@@ -70,6 +70,8 @@ def _legacy(data: dict[str, Any], indent: str = "") -> None:
     for key in ("program", "started", "updated"):
         if data.get(key):
             click.echo(f"{indent}  {key}: {data[key]}")
+    if data.get("env"):
+        click.echo(f"{indent}  .prose/.env sets: {', '.join(data['env'])} (values not shown)")
     if data.get("trace"):
         click.echo(f"{indent}execution trace:")
     for entry in data.get("trace", []):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,9 +12,11 @@ from .. import report
 from ..config import Config
 from ..discover import discover
 from ..lint import lint_refs
-from .common import codes_option, load_config
+from .common import cache_base, codes_option, load_config
 from .errors import ExitCode, fail, user_errors
-from .lint_fix import FixOutcome, fix_refs, unified_diff, write_fixed
+
+if TYPE_CHECKING:
+    from .lint_fix import FixOutcome
 
 
 @click.command()
@@ -57,6 +60,12 @@ from .lint_fix import FixOutcome, fix_refs, unified_diff, write_fixed
     is_flag=True,
     help="With --fix or --diff, also apply fixes that may change what the program means.",
 )
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Neither read nor write the lint cache (in the user cache directory, or "
+    "$PROSEC_CACHE_DIR).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line on stderr.")
 def lint(
     paths: tuple[Path, ...],
@@ -68,6 +77,7 @@ def lint(
     fix: bool,
     show_diff: bool,
     unsafe_fixes: bool,
+    no_cache: bool,
     quiet: bool,
 ) -> None:
     """Check OpenProse contracts and report diagnostics.
@@ -78,7 +88,8 @@ def lint(
     `prosec build` checks it: wiring, pattern expansion and lowering included, so a
     cycle or an unknown facet fails lint too. Settings come from each project's
     `prose.toml` ([lint] select, ignore, strict, severity.<code>, [[wiring.pin]]);
-    flags win over the file.
+    flags win over the file. An unchanged project is not linted again: its findings
+    come from the lint cache (beside the build cache; --no-cache skips it).
 
     \b
     Examples:
@@ -95,7 +106,7 @@ def lint(
     targets = list(paths) or [Path(".")]
     config = load_config(targets[0]).with_overrides(select=select, ignore=ignore, strict=strict)
     with user_errors():
-        refs = discover(targets, Path.cwd(), exclude)
+        refs = discover(targets, Path.cwd(), exclude, legacy=True)
     configs: dict[Path, Config] = {}
 
     def project_config(root: Path) -> Config:  # each project's own prose.toml, flags win
@@ -110,6 +121,8 @@ def lint(
     if fix and show_diff:
         fail("--fix writes the fixes and --diff only shows them: pass one of the two")
     if fix or show_diff:
+        from .lint_fix import fix_refs, unified_diff, write_fixed
+
         outcome = fix_refs(
             refs,
             lambda texts: lint_refs(refs, config, configs=project_config, overlay=texts),
@@ -129,7 +142,8 @@ def lint(
         if not quiet:
             click.echo(_fix_summary(outcome, "fixed"), err=True)
     else:
-        result = lint_refs(refs, config, configs=project_config)
+        cache_dir = None if no_cache else cache_base()
+        result = lint_refs(refs, config, configs=project_config, cache_dir=cache_dir)
     sys.stdout.write(report.render(result.diagnostics, fmt))
     if not quiet and fmt == "text":
         click.echo(report.summary(result.diagnostics, len(refs)), err=True)

@@ -450,10 +450,20 @@ def resume(
     """Continue an interrupted run from its ledger, finishing the wave a crash cut.
 
     A program file run (`prosec run FILE`) continues from its journal: every step it
-    completed is taken from there, none is done again."""
+    completed is taken from there, none is done again. A legacy `.prose/runs/{id}` run
+    (its path, its bare id, or `latest`) continues as `runs/{id}/` from its `state.md`
+    and `bindings/`."""
     require_dir(root)  # before the run is looked up: a ROOT that is a loop or a file is exit 2
     with user_errors():
         load_config(root)  # a bad prose.toml is reported first, as by every command
+    from prosec.runtime.inspection import legacy_ref
+
+    legacy = legacy_ref(root.resolve(), run_ref)
+    if legacy is not None:  # a legacy .prose/ run continues as runs/{its id}/
+        from .legacy import resume_legacy
+
+        resume_legacy(root, legacy, renders, jobs, timeout, backend, as_json)
+        return
     vm_run = False
     try:  # a program file run resumes from its journal; anything else as below
         candidate = RunDir(resolve_run(root, run_ref))

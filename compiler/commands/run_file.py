@@ -79,14 +79,18 @@ def vm_checkpoint() -> Callable[[int], None] | None:
     return checkpoint
 
 
-def _compile(path: Path) -> tuple[Path, str, Any, Contract]:
-    """(project root, display path of the file, compile result, the file's contract)."""
+def _compile(path: Path, legacy: tuple[str, str] | None = None) -> tuple[Path, str, Any, Contract]:
+    """(project root, display path of the file, compile result, the file's contract).
+    `legacy` is a legacy program's (display path, Contract Markdown form): compiled in
+    place of any file at that path."""
     from ..lint import read_source
     from ..pipeline import compile_texts, importer, read_sources
 
     root = project_key(path)
     config = load_config(root)
     target = path.resolve().relative_to(root).as_posix()
+    if legacy is not None:
+        target = legacy[0]
     try:
         if path.name == "index.prose.md":
             refs = discover([path.parent], root)
@@ -98,7 +102,9 @@ def _compile(path: Path) -> tuple[Path, str, Any, Contract]:
             unreadable: list[Any] = []
         else:
             texts, unreadable = read_sources(root, config)
-            if target not in {p for p, _ in texts}:
+            if legacy is not None:
+                texts = [(p, t) for p, t in texts if p != target] + [legacy]
+            elif target not in {p for p, _ in texts}:
                 texts.append((target, path.read_text(encoding="utf-8")))
     except (DiscoveryError, OSError, UnicodeDecodeError) as exc:
         fail(f"{path}: {exc}")
@@ -167,9 +173,13 @@ def run_file(
     as_json: bool,
     replay: str | None,
 ) -> None:
-    if not path.name.endswith(".prose.md"):
-        fail(f"{path}: not a .prose.md file (prosec run takes a program file or a project folder)")
-    root, target, result, contract = _compile(path)
+    legacy = _legacy_form(path) if path.name.endswith(".prose") else None
+    if not path.name.endswith(".prose.md") and legacy is None:
+        fail(
+            f"{path}: not a .prose.md file (prosec run takes a program file, a legacy "
+            ".prose program or a project folder)"
+        )
+    root, target, result, contract = _compile(path, legacy[:2] if legacy else None)
     if result.has_errors or result.intent is None:
         sys.stdout.write(report.render(result.diagnostics, "text"))
         click.echo(f"prosec: {target} does not compile; nothing ran", err=True)
@@ -180,7 +190,18 @@ def run_file(
         _refuse(contract, target)
     if contract.kind == ContractKind.FUNCTION and path.name != "index.prose.md":
         _run_function(
-            root, target, result, contract, given, renders, jobs, timeout, backend, as_json, replay
+            root,
+            target,
+            result,
+            contract,
+            given,
+            renders,
+            jobs,
+            timeout,
+            backend,
+            as_json,
+            replay,
+            legacy=legacy,
         )
         return
     from .run import run_intent
@@ -200,6 +221,8 @@ def _run_function(
     backend: str | None,
     as_json: bool,
     replay: str | None,
+    *,
+    legacy: tuple[str, str, str, bytes] | None = None,
 ) -> None:
     from prosec.runtime.backends import open_backend
     from prosec.runtime.config import load_config as runtime_config
@@ -210,6 +233,7 @@ def _run_function(
 
     raw: dict[str, Any] = dict(result.intent)
     raw["vm"] = vm_section(result.unit.project, target, contract.name)
+    target = legacy[2] if legacy is not None else target  # as the user named it
     unknown = unknown_inputs(raw, given)
     if unknown:
         declared = ", ".join(n for n, _ in missing_inputs(raw, {})) or "none"
@@ -230,9 +254,34 @@ def _run_function(
         narrate=(lambda line: click.echo(line, err=True)) if in_context else None,
         checkpoint=vm_checkpoint(),
     )
+    compiled, origin = None, None
+    if legacy is not None:  # the run keeps the program as written and as compiled
+        virtual, markdown, origin, original = legacy
+        compiled = {virtual: markdown.encode("utf-8"), origin: original}
     with user_errors():
-        outcome = start_vm(settings, raw, given, replay=replay_dir)
+        outcome = start_vm(
+            settings, raw, given, replay=replay_dir, compiled=compiled, origin=origin
+        )
     _report(outcome, as_json)
+
+
+def _legacy_form(path: Path) -> tuple[str, str, str, bytes]:
+    """A legacy `.prose` program compiled as its Contract Markdown form (what `prosec
+    upgrade` would write beside it): (that file's display path, its text, the legacy
+    file's display path, its bytes)."""
+    from ..legacy import convert
+
+    try:
+        original = path.read_bytes()
+        text = original.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"{path}: {exc}")
+    root = project_key(path)
+    display = path.resolve().relative_to(root).as_posix()
+    form = convert(text, display)
+    for note in form.notes:
+        click.echo(f"prosec: note: {note}", err=True)
+    return f"{display}.md", form.markdown, display, original
 
 
 def _report(outcome: Any, as_json: bool) -> None:

@@ -10,6 +10,7 @@ state/
     versions/sha256_<hex>.bin           every committed version, as its OPWM1 frame
     receipts.jsonl                      the node's durable receipt chain
     pending.json                        only mid-commit: the write-ahead record
+  commit-group.bin                      only mid-group-commit: the group's journal
 ```
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import canonical_json, sha256_token
+from ..canonical import canonical_json, content_address, sha256_token
 from ..fsio import (
     PathEscapeError,
     append_line,
@@ -32,6 +33,7 @@ from ..fsio import (
     repair_torn_tail,
     replace_dir,
     safe_name,
+    sync_filesystem,
 )
 from ..protocol import PendingRecord, Receipt
 from ..receipts import LedgerError, load_ledger
@@ -39,6 +41,7 @@ from ..reconciler import NodeHead
 from ..userjson import JSONInputError, read_limited
 from .audit import StoredLedger, StoredPublished, StoredVersion, pending_head
 from .base import BackendError, heads_from_ledger, stored_json, verified_line
+from .fsjournal import JOURNAL, decode_journal
 from .locks import FileLock
 
 if TYPE_CHECKING:
@@ -98,9 +101,12 @@ class FilesystemBackend:
         return self._heads[node]
 
     def repair(self) -> list[str]:
-        """Cut the torn last lines interrupted appends left in durable ledgers (the
-        receipt, if it was being committed, is in pending.json and is appended again by
-        recovery); one message per ledger repaired."""
+        """Turn a group-commit journal a crash left into durable pending records and
+        version files (recovery rolls them forward), then cut the torn last lines
+        interrupted appends left in durable ledgers (the receipt, if it was being
+        committed, is in pending.json and is appended again by recovery); one message per
+        ledger repaired."""
+        self._unpack_journal()
         messages = []
         base = self.state / "world-model"
         for directory in sorted(base.iterdir()) if base.is_dir() else []:
@@ -121,11 +127,38 @@ class FilesystemBackend:
             )
         return messages
 
-    def append_receipt(self, run_id: str, receipt: Receipt) -> None:
+    def _unpack_journal(self) -> None:
+        path = self.state / JOURNAL
+        if not path.is_file():
+            return
+        records, frames = decode_journal(path.read_bytes(), str(path))
+        for node, address, frame in frames:
+            version = self._version_path(node, address)
+            if not (version.is_file() and sha256_token(version.read_bytes()) == address):
+                atomic_write_bytes(version, frame)  # a group's apply is not synced yet
+        for record in records:
+            self.put_pending(str(record["receipt"]["node"]), record)
+        path.unlink()
+        fsync_dir(self.state)
+
+    def append_receipt(self, run_id: str, receipt: Receipt, *, durable: bool = True) -> None:
         node = str(receipt["node"])
         line = verified_line(receipt, self._current_head(node))
-        append_line(self._node_dir(node) / "receipts.jsonl", line)
+        append_line(self._node_dir(node) / "receipts.jsonl", line, durable=durable)
         self._heads[node] = str(receipt["content_hash"])
+
+    # -- group commit (runtime/groupcommit.py) ------------------------------------------
+
+    def write_journal(self, data: bytes) -> None:
+        """Durably write the group-commit journal: the group's commit point."""
+        atomic_write_bytes(self.state / JOURNAL, data)
+
+    def drop_journal(self) -> None:
+        (self.state / JOURNAL).unlink(missing_ok=True)
+
+    def sync(self) -> None:
+        """Make every unsynced write of a group commit durable (one syncfs)."""
+        sync_filesystem(self.state)
 
     # -- versions ---------------------------------------------------------------------
 
@@ -136,13 +169,19 @@ class FilesystemBackend:
         return self._node_dir(node) / "versions" / f"sha256_{hexdigest}.bin"
 
     def put_version(
-        self, node: str, address: str, frame: bytes, *, run_id: str | None = None
+        self,
+        node: str,
+        address: str,
+        frame: bytes,
+        *,
+        run_id: str | None = None,
+        durable: bool = True,
     ) -> None:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         path = self._version_path(node, address)
         if not path.exists():
-            atomic_write_bytes(path, frame)
+            atomic_write_bytes(path, frame, durable=durable)
 
     def get_version(self, node: str, address: str) -> bytes:
         path = self._version_path(node, address)
@@ -158,10 +197,26 @@ class FilesystemBackend:
         marker = self._node_dir(node) / "published" / ".version"
         return marker.read_text(encoding="utf-8").strip() if marker.exists() else None
 
-    def set_published(self, node: str, address: str, files: Mapping[str, bytes]) -> None:
-        if self.published_version(node) != address:
-            target = self._node_dir(node) / "published"
-            replace_dir(target, {**files, ".version": address.encode() + b"\n"})
+    def set_published(
+        self, node: str, address: str, files: Mapping[str, bytes], *, durable: bool = True
+    ) -> None:
+        target = self._node_dir(node) / "published"
+        if self.published_version(node) == address and self._published_intact(target, address):
+            return
+        replace_dir(target, {**files, ".version": address.encode() + b"\n"}, durable=durable)
+
+    def _published_intact(self, target: Path, address: str) -> bool:
+        """Whether published/ holds exactly `address` (a group commit's unsynced publish
+        a crash cut can leave the right `.version` beside damaged files)."""
+        try:
+            files = read_tree(target)
+        except (OSError, PathEscapeError):
+            return False
+        files.pop(".version", None)
+        try:
+            return content_address(files) == address
+        except ValueError:
+            return False
 
     # -- key/value, pending, inbox --------------------------------------------------------
 
@@ -180,8 +235,9 @@ class FilesystemBackend:
     def put_value(self, key: str, value: Any) -> None:
         atomic_write_bytes(self._kv_path(key), canonical_json({"value": value}))
 
-    def put_pending(self, node: str, record: PendingRecord) -> None:
-        atomic_write_bytes(self._node_dir(node) / "pending.json", canonical_json(dict(record)))
+    def put_pending(self, node: str, record: PendingRecord, *, durable: bool = True) -> None:
+        path = self._node_dir(node) / "pending.json"
+        atomic_write_bytes(path, canonical_json(dict(record)), durable=durable)
 
     def pendings(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -192,11 +248,12 @@ class FilesystemBackend:
             out[path.parent.name] = stored_json(path.read_bytes(), str(path))
         return out
 
-    def clear_pending(self, node: str) -> None:
+    def clear_pending(self, node: str, *, durable: bool = True) -> None:
         path = self._node_dir(node) / "pending.json"
         if path.exists():
             path.unlink()
-            fsync_dir(path.parent)
+            if durable:
+                fsync_dir(path.parent)
 
     def enqueue(self, wake: Mapping[str, Any]) -> None:
         name = f"{time.time_ns():020d}-{secrets.token_hex(3)}.json"

@@ -90,11 +90,17 @@ def start_vm(
     given: Mapping[str, str],
     *,
     replay: Path | None = None,
+    compiled: Mapping[str, bytes] | None = None,
+    origin: str | None = None,
 ) -> VmOutcome:
+    """A new run of `raw`'s `vm` entry. `compiled` holds sources as compiled when they
+    differ from the project's files (a legacy program's Contract Markdown form, made in
+    memory); `origin` names the legacy `.prose` program the run came from."""
     program = Program.from_json(raw["vm"])
     if replay is not None:
         Journal.open(replay / JOURNAL)  # verified before the run is created
     sources = [str(s["path"]) for s in raw.get("sources", [])]
+    sources += sorted(set(compiled or ()) - set(sources))
     info = {
         "kind": "vm",
         "wakes": [],
@@ -104,6 +110,8 @@ def start_vm(
     }
     if replay is not None:
         info["replay"] = replay.name
+    if origin is not None:
+        info["legacy"] = origin
     runs_dir = None
     if settings.backend.ephemeral:
         runs_dir = Path(tempfile.mkdtemp(prefix="prosec-in-context-"))
@@ -117,6 +125,7 @@ def start_vm(
         title=program.entry,
         upstream=[],
         info=info,
+        compiled=compiled,
     )
     return _execute(settings, program, run, given, replay, fresh=True)
 
@@ -433,9 +442,12 @@ def _decoded(text: str) -> Any:
 
 
 def _message(value: Any) -> str:
+    """The error as one line (vm.log.md's `---error` marker is one line)."""
     if isinstance(value, dict) and "error" in value:
-        return f"{value['error']}: {value.get('detail', '')}".strip()
-    return str(value)
+        text = f"{value['error']}: {value.get('detail', '')}".strip()
+    else:
+        text = str(value)
+    return " ".join(text.split())
 
 
 __all__ += ["VmError", "unknown_inputs"]

@@ -147,7 +147,9 @@ class WorkerSide:
             detail = outcome.detail.replace(here, f"runs/{job.run_id}")
             outcome = replace(outcome, detail=detail)
         receipt, files, marker = engine.judge(run, work, outcome, job.label)
-        return self._commit(local, job, receipt, files, marker, _render_log(run, node))
+        done = self._commit(local, job, receipt, files, marker, _render_log(run, node))
+        run.drop_staging(node, request.attempt)
+        return done
 
     def _engine(self, local: _Local, job: RenderJob, heads: dict[str, Any]) -> Engine:
         project = local.project

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prosec.runtime import fsio
 from prosec.runtime.canonical import canonical_json, token
 from prosec.runtime.canonicalizer import CanonicalizerSpec, fingerprint, reduce
 from prosec.runtime.executor import EngineOptions
@@ -108,18 +109,28 @@ def reconcile_once(root: Path, wakes: dict[str, Wake], all_nodes: bool) -> tuple
 @contextmanager
 def counted_fsyncs() -> Iterator[list[int]]:
     """Count the fsyncs this process makes (the commit path runs here; renders in
-    workers write no durable state)."""
+    workers write no durable state); a group commit's syncfs of the whole filesystem
+    counts as one."""
     real, count = os.fsync, [0]
+    syncfs = getattr(fsio, "_SYNCFS", None)
 
     def fsync(fd: int) -> None:
         count[0] += 1
         real(fd)
 
+    def sync(fd: int) -> int:
+        count[0] += 1
+        return syncfs(fd) if syncfs is not None else 0
+
     os.fsync = fsync
+    if syncfs is not None:
+        fsio._SYNCFS = sync  # type: ignore[attr-defined]
     try:
         yield count
     finally:
         os.fsync = real
+        if syncfs is not None:
+            fsio._SYNCFS = syncfs  # type: ignore[attr-defined]
 
 
 def durable_floor(folder: Path, nodes: int) -> float:

@@ -51,7 +51,7 @@ SERVER_CODES = ("config_invalid", "file_too_large")
 def lint_dir(directory: Path, config: Config | None = None) -> tuple[Diagnostic, ...]:
     """Every diagnostic of the `.prose.md` files under `directory`, as `prosec lint` reports
     (each project with its own prose.toml unless `config` is given)."""
-    refs = discover([directory], directory)
+    refs = discover([directory], directory, legacy=True)
     configs = None if config is not None else config_mod.load
     return lint_refs(refs, config or Config(), base=directory, configs=configs).diagnostics
 

@@ -189,3 +189,12 @@ def test_damaged_legacy_files_are_reported_not_crashed_on(tides: Path) -> None:
     (run / "state.md").write_bytes(os.urandom(2048))
     garbage = prosec(tides / "tides", tides / "home", "inspect", CUT, "--json")
     assert garbage.returncode == 0 and "Traceback" not in garbage.stderr
+
+
+def test_the_env_file_is_named_never_shown(tides: Path) -> None:
+    data = inspect_json(tides, CUT)
+    assert data["env"] == ["OPENPROSE_TELEMETRY", "SESSION_ID", "USER_ID"]
+    text = prosec(tides / "tides", tides / "home", "inspect", CUT).stdout
+    assert ".prose/.env sets: OPENPROSE_TELEMETRY, SESSION_ID, USER_ID (values not shown)" in text
+    for secret in ("user-tides01", "sess-1704326400000-tides7", "disabled"):
+        assert secret not in text and secret not in json.dumps(data)

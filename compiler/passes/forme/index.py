@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from ... import diagnostics as diag
 from ...diagnostics import Diagnostic
 from ...ir import ATOMIC_FACET, NODE_KINDS, Contract, Instance, Item, Project, Span
 from ...values import value
-from .text import STOPWORDS, WordIndex, family, is_family_pattern, key, words
+from .text import MAX_FORM_WORDS, STOPWORDS, WordIndex, family, is_family_pattern, key, words
 
 _TITLE_TAIL = re.compile(r"\s*(?:\(|\[|—|–| - ).*$")
 _CAMEL_NAME = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+$")
@@ -58,29 +59,66 @@ class EmitsEntry:
     span: Span
 
 
+class Table(dict[Any, Any]):
+    """A lookup table of the index that notes each key looked up while `trace` is a list
+    (incremental wiring: what one need's resolution read, see `forme.incremental`)."""
+
+    __slots__ = ("label", "trace")
+
+    def __init__(self, label: str, items: Mapping[Any, Any], trace: list[str] | None) -> None:
+        super().__init__(items)
+        self.label = label
+        self.trace = trace
+
+    def get(self, wanted: Any, default: Any = None) -> Any:
+        if self.trace is not None:
+            self.trace.append(trace_key(self.label, wanted))
+        return super().get(wanted, default)
+
+    def __getitem__(self, wanted: Any) -> Any:
+        if self.trace is not None:
+            self.trace.append(trace_key(self.label, wanted))
+        return super().__getitem__(wanted)
+
+
+def trace_key(label: str, wanted: Any) -> str:
+    """One looked-up key as text: `table:key` (word tuples joined by spaces)."""
+    text = " ".join(wanted) if isinstance(wanted, tuple) else str(wanted)
+    return f"{label}:{text}"
+
+
 class ProducerIndex:
     """Every lookup the ladder needs, built once per project (after template expansion,
-    `instances` maps each mount's name to what it mounts)."""
+    `instances` maps each mount's name to what it mounts).
+
+    With `traced`, `contributions` holds the table keys each node put in the index, and
+    the ladder's lookups are noted in `trace` while it is a list (set it per need)."""
 
     def __init__(
-        self, nodes: list[Contract], instances: Mapping[str, Instance] | None = None
+        self,
+        nodes: list[Contract],
+        instances: Mapping[str, Instance] | None = None,
+        traced: bool = False,
     ) -> None:
         instances = instances or {}
-        self.producers: dict[str, Producer] = {}
+        self.trace: list[str] | None = None
+        self.contributions: dict[str, set[str]] | None = {} if traced else None
+        producers: dict[str, Producer] = {}
         for contract in nodes:
-            if contract.name and contract.name not in self.producers:
+            if contract.name and contract.name not in producers:
                 declared = [f.name for f in contract.facets if f.name]
                 if contract.truth_name:
                     declared.append(contract.truth_name)
                 facets = tuple(dict.fromkeys(declared))
                 instance = instances.get(contract.name)
-                self.producers[contract.name] = Producer(contract.name, contract, facets, instance)
-        self.by_lower = {name.lower(): name for name in self.producers}
+                producers[contract.name] = Producer(contract.name, contract, facets, instance)
+        self.producers: dict[str, Producer] = producers
+        self.by_lower: dict[str, str] = {name.lower(): name for name in producers}
         self.name_keys: dict[str, set[str]] = defaultdict(set)
         # a template's name stands for all its mounts; `adapter-claude` for one of them
         self.templates: dict[str, tuple[str, ...]] = {}
         for name, instance in sorted(instances.items()):
-            if name not in self.producers:
+            if name not in producers:
                 continue
             template = instance.template
             self.templates[template] = (*self.templates.get(template, ()), name)
@@ -95,9 +133,60 @@ class ProducerIndex:
         self.titles: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self.postings: dict[str, set[str]] = defaultdict(set)
         forms: list[tuple[str, tuple[str, ...]]] = []
-        for name, producer in self.producers.items():
+        for name, producer in producers.items():
             self._add(name, producer, forms)
-        self.words = WordIndex(forms)
+        if self.contributions is not None:
+            self._contributed(forms)
+            self._traced()
+        self.words = WordIndex(forms, self if traced else None)
+
+    def _traced(self) -> None:
+        """Swap each table for one that notes the keys looked up (`trace`)."""
+        for label in ("producers", "by_lower", "name_keys", "facet_keys", "families"):
+            setattr(self, label, Table(label, getattr(self, label), None))
+        for label in ("item_keys", "titles", "postings"):
+            setattr(self, label, Table(label, getattr(self, label), None))
+
+    def start_trace(self) -> list[str]:
+        """Begin noting lookups in a fresh list (returned); `stop_trace` ends it."""
+        trace: list[str] = []
+        self._set_trace(trace)
+        return trace
+
+    def stop_trace(self) -> None:
+        self._set_trace(None)
+
+    def _set_trace(self, trace: list[str] | None) -> None:
+        self.trace = trace
+        for table in vars(self).values():
+            if isinstance(table, Table):
+                table.trace = trace
+        for table in (self.words.forms, self.words.longest):
+            if isinstance(table, Table):
+                table.trace = trace
+
+    def _contributed(self, forms: list[tuple[str, tuple[str, ...]]]) -> None:
+        """The keys each node put in the index: a change to the node changes only the
+        lookups of these keys (its old and its new keys)."""
+        assert self.contributions is not None
+        for name in self.producers:
+            keys = self.contributions.setdefault(name, set())
+            keys.update((trace_key("producers", name), trace_key("by_lower", name.lower())))
+        for table_name in ("name_keys", "item_keys", "titles", "postings"):
+            table: dict[Any, set[str]] = getattr(self, table_name)
+            for wanted, names in table.items():
+                for name in names:
+                    self.contributions[name].add(trace_key(table_name, wanted))
+        for table_name in ("facet_keys", "families"):
+            pairs: dict[str, set[tuple[str, str]]] = getattr(self, table_name)
+            for wanted, found in pairs.items():
+                for name, _ in found:
+                    self.contributions[name].add(trace_key(table_name, wanted))
+        for name, form in forms:
+            if form and len(form) <= MAX_FORM_WORDS:
+                self.contributions[name].update(
+                    (trace_key("forms", form), trace_key("longest", form[0]))
+                )
 
     def _add(self, name: str, producer: Producer, forms: list[tuple[str, tuple[str, ...]]]) -> None:
         contract = producer.contract

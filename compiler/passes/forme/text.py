@@ -45,7 +45,7 @@ _REFERENCE_AFTER = re.compile(
     r"|facets|feed|ledger|ledgers|output)\b)",
     re.IGNORECASE,
 )
-_MAX_FORM_WORDS = 6
+MAX_FORM_WORDS = 6
 STOPWORDS = frozenset(
     [
         "the",
@@ -231,13 +231,22 @@ class Mention:
 class WordIndex:
     """Surface forms written in words (names, titles) → nodes, for the mentioned rung."""
 
-    def __init__(self, forms: Iterable[tuple[str, tuple[str, ...]]]) -> None:
-        self._forms: dict[tuple[str, ...], set[str]] = {}
-        self._longest: dict[str, int] = {}  # first word → longest form starting with it
+    def __init__(
+        self, forms: Iterable[tuple[str, tuple[str, ...]]], traced: object | None = None
+    ) -> None:
+        found: dict[tuple[str, ...], set[str]] = {}
+        longest: dict[str, int] = {}  # first word → longest form starting with it
         for node, form in forms:
-            if form and len(form) <= _MAX_FORM_WORDS:
-                self._forms.setdefault(form, set()).add(node)
-                self._longest[form[0]] = max(self._longest.get(form[0], 0), len(form))
+            if form and len(form) <= MAX_FORM_WORDS:
+                found.setdefault(form, set()).add(node)
+                longest[form[0]] = max(longest.get(form[0], 0), len(form))
+        self.forms: dict[tuple[str, ...], set[str]] = found
+        self.longest: dict[str, int] = longest
+        if traced is not None:  # the index's tracing tables (compiler/passes/forme/index.py)
+            from .index import Table
+
+            self.forms = Table("forms", found, None)
+            self.longest = Table("longest", longest, None)
 
     def mentions(self, need: NeedText) -> list[Mention]:
         text = need.masked
@@ -245,9 +254,9 @@ class WordIndex:
         lowered = [t.group(0).lower() for t in tokens]
         found: list[Mention] = []
         for i, first in enumerate(lowered):
-            longest = self._longest.get(first, 0)
+            longest = self.longest.get(first, 0)
             for length in range(min(longest, len(tokens) - i), 0, -1):
-                nodes = self._forms.get(tuple(lowered[i : i + length]))
+                nodes = self.forms.get(tuple(lowered[i : i + length]))
                 if not nodes:
                     continue
                 span = tokens[i : i + length]
