@@ -15,6 +15,7 @@ import random
 import secrets
 import signal
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -175,3 +176,46 @@ def test_killing_a_random_worker_loses_and_duplicates_nothing(
     took = time.monotonic() - started
     print(f"\n[issue 18] fault test: {TRIALS} trials, {kills} workers killed mid-run, {took:.0f} s")
     assert kills >= TRIALS * 2 // 3, f"only {kills} of {TRIALS} trials killed a worker mid-run"
+
+
+def test_a_render_that_keeps_killing_its_worker_ends_as_a_failed_receipt(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Node b's render kills the worker running it, every time: after 3 starts the job is
+    committed as a failed receipt (`worker-lost`, with the reason), not tried forever; a
+    and c render as usual."""
+    doc = intent({"a": {}, "b": {}, "c": {}}, [("b", "a", "@atomic"), ("c", "a", "@atomic")])
+    killer = "import os, signal; os.kill(os.getppid(), signal.SIGKILL)"
+    toml = (
+        f'[render.default]\nkind = "command"\ncommand = ["{sys.executable}", "renders/node.py"]\n'
+        f'[render.b]\nkind = "command"\ncommand = ["{sys.executable}", "-c", "{killer}"]\n'
+    )
+    fixture = Project.create(tmp_path / "p", doc, toml)
+    schema = f"prosec_f_{secrets.token_hex(4)}"
+    env = {"OPENPROSE_POSTGRES_URL": postgres_url, "OPENPROSE_POSTGRES_SCHEMA": schema}
+    try:
+        result = fixture.prosec(
+            "run",
+            ".",
+            "--json",
+            "--backend",
+            "postgres",
+            "--workers",
+            "2",
+            "--lease",
+            "1",
+            env=env,
+            timeout=300,
+        )
+        assert result.returncode == 1, result.stderr
+        summary = json.loads(result.stdout)
+        assert sorted(summary["rendered"]) == ["a", "c"]
+        [failed] = summary["failed"]
+        assert failed["node"] == "b" and failed["error"] == "worker-lost", failed
+        assert "started 3 times" in failed["reason"]
+        ledgers, _ = state(env, ["a", "b", "c"])
+        assert [len(ledgers[n]) for n in "abc"] == [1, 1, 1]
+        verify = fixture.prosec("receipts", "verify", ".", "--backend", "postgres", env=env)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+    finally:
+        drop(postgres_url, schema)
