@@ -46,18 +46,27 @@ def commit_channel(schema: str) -> str:
 
 
 def install(db: psycopg.Connection[Any], schema: str) -> None:
-    """procrastinate's schema in `schema`, once (an advisory lock serialises openers)."""
-    found = db.execute("SELECT to_regclass(%s)", (f"{schema}.procrastinate_jobs",)).fetchone()
-    if found is not None and found[0] is not None:
+    """procrastinate's schema in `schema`, once: openers wait on a session advisory lock
+    and look again once they hold it (a look inside the creating transaction could still
+    miss a schema another opener has just committed)."""
+    if _installed(db, schema):
         return
-    with db.transaction():
-        db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"prosec-queue:{schema}",))
-        again = db.execute("SELECT to_regclass(%s)", (f"{schema}.procrastinate_jobs",)).fetchone()
-        if again is not None and again[0] is not None:
+    key = f"prosec-queue:{schema}"
+    db.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+    try:
+        if _installed(db, schema):
             return
-        db.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}".encode())
-        db.execute(f"SET LOCAL search_path TO {schema}".encode())
-        db.execute(SchemaManager.get_schema().encode())
+        with db.transaction():
+            db.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}".encode())
+            db.execute(f"SET LOCAL search_path TO {schema}".encode())
+            db.execute(SchemaManager.get_schema().encode())
+    finally:
+        db.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+
+
+def _installed(db: psycopg.Connection[Any], schema: str) -> bool:
+    found = db.execute("SELECT to_regclass(%s)", (f"{schema}.procrastinate_jobs",)).fetchone()
+    return found is not None and found[0] is not None
 
 
 class Queue:

@@ -273,3 +273,32 @@ def test_without_the_extra_workers_say_what_to_install(
         result = fixture.prosec(*args, env=env)
         assert result.returncode == 2, result.stderr
         assert "pip install 'prosec[workers]'" in result.stderr, result.stderr
+
+
+def test_runner_and_workers_opening_a_fresh_schema_at_once_install_the_queue_once(
+    pg_env: dict[str, str],
+) -> None:
+    """A runner and its local workers start together: each installs procrastinate's
+    schema if it is missing, and none may fail because another just did."""
+    import threading
+
+    from prosec.runtime.workers.queue import install
+
+    url, schema = pg_env["OPENPROSE_POSTGRES_URL"], pg_env["OPENPROSE_POSTGRES_SCHEMA"]
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}".encode())
+    errors: list[str] = []
+
+    def one() -> None:
+        try:
+            with psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}") as db:
+                install(db, schema)
+        except psycopg.Error as exc:
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=one) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
