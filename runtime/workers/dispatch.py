@@ -23,7 +23,7 @@ from ..backends.base import BackendError, stored_json
 from ..backends.postgres import PostgresBackend, find_url
 from ..canonical import decode_frame, sha256_token
 from ..executor import Engine, Event, Job, Wave
-from ..fsio import atomic_write_bytes
+from ..fsio import atomic_write_bytes, sync_filesystem
 from ..protocol import EventKind, PendingRecord, Receipt, ReceiptStatus, is_pending_record
 from ..renders import RenderOutcome
 from ..renders.process import LOG_FILE
@@ -237,7 +237,12 @@ class Dispatcher:
                 if frame is None or sha256_token(frame) != version:
                     frame = self.backend.get_version(node, version)  # an attachment
                 files = (version, decode_frame(frame))
-            self._finish(engine, run, job, record["receipt"], (record["marker"], files), wave)
+            self._finish(
+                engine, run, job, record["receipt"], (record["marker"], files), wave, durable=False
+            )
+        # the batch's run-folder writes made durable at once (as a group commit does),
+        # before the pending records that would roll them forward are dropped
+        sync_filesystem(run.path)
         listen.execute(b"DELETE FROM x_kv WHERE key = ANY(%s)", (list(logs),))
         listen.execute(b"DELETE FROM x_pending WHERE node = ANY(%s)", (sorted(records),))
 
@@ -259,19 +264,21 @@ class Dispatcher:
         receipt: Receipt,
         record: tuple[str, tuple[str, dict[str, bytes]] | None] | None,
         wave: Wave,
+        *,
+        durable: bool = True,
     ) -> None:
         """The run-folder half of a worker's commit (what recover() would roll forward),
         then the engine's settling. `record` is the pending record's marker and files;
         None for a commit whose record another process already finished."""
         node = job.node
         address = None
-        run.append_receipt(node, receipt)
+        run.append_receipt(node, receipt, durable=durable)
         if record is not None:
             marker, published = record
             if published is not None:
                 address, files = published
                 run.materialize(node, address, files)
-            run.log(marker)
+            run.log(marker, durable=durable)
         elif receipt["status"] == ReceiptStatus.RENDERED:
             address = self.backend.published_version(node)
             if address is not None:
