@@ -302,3 +302,14 @@ def test_runner_and_workers_opening_a_fresh_schema_at_once_install_the_queue_onc
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_render_flags_are_refused_with_workers(tmp_path: Path, pg_env: dict[str, str]) -> None:
+    """Workers bind their renders from prose.toml: a --render of the runner would not
+    reach them, so it is refused rather than silently ignored."""
+    fixture = Project.create(tmp_path / "p", intent(NODES, EDGES))
+    result = fixture.prosec(
+        "run", ".", *PG, "--workers", "1", "--render", "a=command:true", env=pg_env
+    )
+    assert result.returncode == 2, result.stderr
+    assert "workers bind theirs from prose.toml" in result.stderr
