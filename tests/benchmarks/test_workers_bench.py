@@ -6,6 +6,12 @@ of the layer before it, so a wave holds up to 50 renders. Renders are I/O-bound 
 `sleep`), so the aim is a near-linear speedup to 8 workers on this 2-core machine. Wall
 time is the whole `prosec run`, local workers' start and stop included; the serial
 floor is 200 × 50 ms = 10 s. Each configuration runs on a fresh schema (or state/).
+
+Measured on the 2-core machine shared with other work (load average 4-7), 16:20 UTC
+3 Dec 2026: 1 worker 31.9 s, 2: 24.4 s (1.31×), 4: 19.4 s (1.64×), 8: 20.5 s (1.56×);
+filesystem --jobs 1: 17.6 s, 2: 9.6 s (1.83×), 4: 8.7 s (2.03×), 8: 7.6 s (2.32×).
+The aim is not met: each render costs ~100 ms of CPU (a process start, the worker's and
+the runner's file and database work), so two busy cores, not the sleeps, bound it.
 """
 
 from __future__ import annotations
