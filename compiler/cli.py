@@ -22,6 +22,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "tick": "prosec.compiler.commands.run:tick",
     "resume": "prosec.compiler.commands.run:resume",
     "status": "prosec.compiler.commands.status:status",
+    "worker": "prosec.compiler.commands.worker:worker",
     "inspect": "prosec.compiler.commands.inspect:inspect",
     "receipts": "prosec.compiler.commands.receipts:receipts",
     "db": "prosec.compiler.commands.db:db",

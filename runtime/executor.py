@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,19 +17,17 @@ from .backends.base import Backend, BackendError
 from .canonical import token
 from .commit import evaluate
 from .delegation import Delegates, render_delegating
-from .fsio import atomic_write_bytes
 from .groupcommit import Commit, commit_group
 from .inbox import take_inbox
 from .intent import Intent
 from .keys import caller_key, clock_key, external_key
-from .postconditions import ATTEST_FILE
+from .prepare import changed_inputs, prepare_render
 from .protocol import (
     Cost,
     EventKind,
     QueuedWake,
     Receipt,
     ReceiptStatus,
-    RenderWake,
     SemanticDiff,
     SlotKind,
     WakeSource,
@@ -49,11 +46,20 @@ from .reconciler import (
     subscribers_woken,
 )
 from .renders import Renderer, RenderOutcome, RenderRequest, cost_problem
-from .renders.process import new_attempt, stopped_renders
+from .renders.process import stopped_renders
 from .runs import RunDir, utc_now
 from .tracking import Tracker
 
-__all__ = ["CRASH_POINTS", "Engine", "EngineOptions", "Event", "RunSummary", "queued_wakes"]
+__all__ = [
+    "CRASH_POINTS",
+    "Engine",
+    "EngineOptions",
+    "Event",
+    "Job",
+    "RunSummary",
+    "Wave",
+    "queued_wakes",
+]
 
 # Every point at which the engine calls `EngineOptions.checkpoint`, in commit order: the
 # crash tests kill the runner at each one and expect `prosec resume` to finish the run.
@@ -95,6 +101,9 @@ class EngineOptions:
     checkpoint: Callable[[str, str], None] = lambda point, node: None
     clocked: frozenset[str] = frozenset()  # nodes with a cadence: their renders are timed
     on_event: Callable[[Event], None] = lambda event: None
+    # renders elsewhere (runtime/workers/dispatch.py): called with the engine, the run,
+    # a wave's jobs and its event number instead of the local thread pool
+    dispatch: Callable[[Engine, RunDir, list[Job], int, Wave], None] | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -108,8 +117,19 @@ class RunSummary:
     waves: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Wave:
+    """What a wave's commits feed: the run's summary and the nodes they wake."""
+
+    summary: RunSummary
+    pending: set[str]
+    wakes: dict[str, Wake]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Job:
+class Job:
+    """One render of a wave: the node, why it renders and the versions it reads."""
+
     node: str
     decision: Decision
     wake: Wake
@@ -132,6 +152,7 @@ class Engine:
         options: EngineOptions,
         delegates: Delegates | None = None,
         before_renders: Callable[[RunDir], None] = lambda run: None,
+        heads: dict[str, NodeHead] | None = None,
     ) -> None:
         self.root = root
         self.intent = intent
@@ -143,7 +164,10 @@ class Engine:
         self._tracker = Tracker(None, "", {})
         self.delegates = delegates or Delegates(renderers={}, unbound={})
         self._memory_problems: dict[str, str] = {}  # node → why its memory cannot be used
-        self.heads: dict[str, NodeHead] = backend.heads(intent.order)
+        # a worker passes the heads of the nodes one render reads (runtime/workers/)
+        self.heads: dict[str, NodeHead] = (
+            heads if heads is not None else backend.heads(intent.order)
+        )
         self._versions: dict[str, str | None] = {}
         # pinned copies a render wrote into, rebuilt after it: node → repair number
         self._repairs = 0
@@ -227,7 +251,7 @@ class Engine:
                     wake = explicit
                 request, pinned = self._prepare(run, node, wake)
                 jobs.append(
-                    _Job(
+                    Job(
                         node=node,
                         decision=decision,
                         wake=wake,
@@ -283,12 +307,15 @@ class Engine:
     def _run_wave(
         self,
         run: RunDir,
-        jobs: list[_Job],
+        jobs: list[Job],
         event: int,
         summary: RunSummary,
         pending: set[str],
         wakes: dict[str, Wake],
     ) -> None:
+        if self.options.dispatch is not None:
+            self.options.dispatch(self, run, jobs, event, Wave(summary, pending, wakes))
+            return
         parallel = len(jobs) > 1
         if parallel:
             run.log(f"{event}→ ∥start {','.join(job.node for job in jobs)}")
@@ -301,7 +328,7 @@ class Engine:
                     self.options.on_event(Event(kind=EventKind.START, node=job.node))
                     futures[pool.submit(self._render, job, run, str(event))] = job
                 waiting: set[cf.Future[RenderOutcome]] = set(futures)
-                batch: list[tuple[_Job, RenderOutcome, str]] = []
+                batch: list[tuple[Job, RenderOutcome, str]] = []
                 since = 0.0
                 while waiting:
                     left = max(0.0, since + GROUP_WINDOW - time.monotonic()) if batch else None
@@ -325,7 +352,7 @@ class Engine:
         if parallel:
             run.log(f"{event}→ ∥done")
 
-    def _render(self, job: _Job, run: RunDir, label: str) -> RenderOutcome:
+    def _render(self, job: Job, run: RunDir, label: str) -> RenderOutcome:
         problem = self._memory_problems.get(job.node)
         if problem is not None:
             return RenderOutcome(ok=False, error="memory-unavailable", detail=problem)
@@ -383,126 +410,20 @@ class Engine:
 
     # -- preparing a render ---------------------------------------------------------------
 
-    def _pinned(self, run: RunDir, node: str) -> Path | None:
-        """A node's current version materialized in the run (its pinned, read-only copy),
-        verified against its content address (rebuilt if anything changed it)."""
-        version = self.version(node)
-        if version is None:
-            return None
-        run.pin(node, version, functools.partial(self.backend.get_version, node, version))
-        return run.world_model(node)
-
-    def _changed_inputs(self, run: RunDir, job: _Job) -> list[str]:
-        """The pinned copies a render read that no longer match their version (a render
-        wrote into them; they are rebuilt for the renders after it), or that were rebuilt
-        since the render was prepared (it may have read the tampered bytes)."""
-        changed = []
-        for node, version in job.pinned:
-            blob = functools.partial(self.backend.get_version, node, version)
-            if run.pin(node, version, blob):
-                self._repairs += 1
-                self._rebuilt[node] = self._repairs
-                changed.append(node)
-            elif self._rebuilt.get(node, 0) > job.seen:
-                changed.append(node)
-        return changed
+    def _changed_inputs(self, run: RunDir, job: Job) -> list[str]:
+        return changed_inputs(self, run, job)
 
     def _prepare(
         self, run: RunDir, node: str, wake: Wake
     ) -> tuple[RenderRequest, tuple[tuple[str, str], ...]]:
-        spec = self.intent.nodes[node]
-        attempt = new_attempt()
-        workspace = run.prepare_workspace(node, attempt)
-        inputs: list[dict[str, Any]] = []
-        for edge in self.intent.inputs_of[node]:
-            head = self.heads[edge.producer]
-            path = self._pinned(run, edge.producer)
-            tokens = head.fingerprints(self.intent.nodes[edge.producer].facets)
-            inputs.append(
-                {
-                    "producer": edge.producer,
-                    "facet": edge.facet,
-                    "token": tokens.get(edge.facet),
-                    "version": self.version(edge.producer),
-                    "path": str(path) if path else None,
-                }
-            )
-        caller = [
-            {
-                "name": item.name,
-                "type": item.type,
-                "path": str(run.path / "world-model" / "caller" / f"{item.name}.md"),
-            }
-            for item in sorted(spec.caller_inputs, key=lambda c: c.name)
-        ]
-        prior = self._pinned(run, node)
-        wake_doc: RenderWake = {"source": wake.source, "refs": sorted(wake.refs)}
-        if wake.source == WakeSource.EXTERNAL or node in self.intent.entry_points:
-            stored = self.backend.get_value(external_key(node))
-            if stored is not None and wake.source == WakeSource.EXTERNAL:
-                wake_doc["data"] = stored["data"]
-        inputs_file = workspace / "__inputs.json"
-        wake_file = workspace / "__wake.json"
-        atomic_write_bytes(
-            inputs_file,
-            json.dumps(
-                {
-                    "run_id": run.run_id,
-                    "node": node,
-                    "inputs": inputs,
-                    "caller": caller,
-                    "prior": {
-                        "version": self.version(node),
-                        "path": str(prior) if prior else None,
-                    },
-                    "wake": wake_doc,
-                },
-                indent=2,
-                sort_keys=True,
-            ).encode(),
-            durable=False,  # render context, rebuilt for every render
-        )
-        wake_json = json.dumps(wake_doc, indent=2, sort_keys=True).encode()
-        atomic_write_bytes(wake_file, wake_json, durable=False)
-        contract = None
-        for source in self.intent.raw.get("sources", []):
-            if source.get("name") == node:
-                contract = run.source(str(source["path"]))
-        attested = tuple(item["id"] for item in (spec.validator or {}).get("attested", []))
-        pinned = tuple(
-            (name, version)
-            for name in sorted({edge.producer for edge in self.intent.inputs_of[node]} | {node})
-            if (version := self.version(name)) is not None
-        )
-        request = RenderRequest(
-            run_id=run.run_id,
-            node=node,
-            root=self.root,
-            run_dir=run.path,
-            workspace=workspace,
-            output=run.staging(node, attempt),
-            inputs_file=inputs_file,
-            wake_file=wake_file,
-            attest_file=workspace / ATTEST_FILE,
-            prior=prior,
-            prior_version=self.version(node),
-            contract=contract,
-            timeout=self.options.timeout,
-            wake=wake_doc,
-            attested=attested,
-            attempt=attempt,
-            memory=self._memory(run, node),
-            model=(spec.runtime or {}).get("model"),
-            default_model=self.options.default_model,
-        )
-        return request, pinned
+        return prepare_render(self, run, node, wake)
 
     # -- commit-and-sign ------------------------------------------------------------------
 
     def _commit_renders(
         self,
         run: RunDir,
-        batch: list[tuple[_Job, RenderOutcome, str]],
+        batch: list[tuple[Job, RenderOutcome, str]],
         summary: RunSummary,
         pending: set[str],
         wakes: dict[str, Wake],
@@ -515,7 +436,7 @@ class Engine:
             self._committed(run, job, item.receipt, status, diff, summary, pending, wakes)
 
     def _judge(
-        self, run: RunDir, job: _Job, outcome: RenderOutcome, label: str
+        self, run: RunDir, job: Job, outcome: RenderOutcome, label: str
     ) -> tuple[Commit, ReceiptStatus, SemanticDiff]:
         node = job.node
         changed = self._changed_inputs(run, job)
@@ -545,7 +466,7 @@ class Engine:
     def _committed(
         self,
         run: RunDir,
-        job: _Job,
+        job: Job,
         receipt: Receipt,
         status: ReceiptStatus,
         diff: SemanticDiff,
@@ -607,6 +528,42 @@ class Engine:
             self.heads[item.node] = NodeHead(last=item.receipt, last_ok=last_ok)
             if addresses.get(item.node) is not None:
                 self._versions[item.node] = addresses[item.node]
+
+    # -- for renders committed elsewhere (runtime/workers/) -----------------------------
+
+    def judge(
+        self, run: RunDir, job: Job, outcome: RenderOutcome, label: str
+    ) -> tuple[Receipt, dict[str, bytes] | None, str]:
+        """A finished render's receipt, the files it publishes and its vm.log.md marker."""
+        item, _, _ = self._judge(run, job, outcome, label)
+        return item.receipt, item.files, item.marker
+
+    def commit(
+        self,
+        run: RunDir,
+        node: str,
+        receipt: Receipt,
+        files: dict[str, bytes] | None,
+        marker: str,
+    ) -> str | None:
+        """Commit-and-sign one receipt here; the node's version after it."""
+        self._commit(run, [Commit(node=node, receipt=receipt, files=files, marker=marker)])
+        return self._versions.get(node)
+
+    def settle(
+        self, run: RunDir, job: Job, receipt: Receipt, address: str | None, wave: Wave
+    ) -> None:
+        """A receipt of `job` is durable (a worker committed it): it is the node's head;
+        then run state, the summary and the subscribers it wakes, as after a local commit."""
+        node = job.node
+        head = self.heads[node]
+        failed = receipt["status"] == ReceiptStatus.FAILED
+        self.heads[node] = NodeHead(last=receipt, last_ok=head.last_ok if failed else receipt)
+        if address is not None:
+            self._versions[node] = address
+        status = ReceiptStatus(receipt["status"])
+        diff = receipt["semantic_diff"]
+        self._committed(run, job, receipt, status, diff, wave.summary, wave.pending, wave.wakes)
 
 
 def queued_wakes(items: list[dict[str, Any]], nodes: Iterable[str]) -> list[QueuedWake]:

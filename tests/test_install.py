@@ -38,6 +38,7 @@ EXTRAS = {
     "lsprotocol",
     "psycopg",
     "psycopg-binary",
+    "procrastinate",
     "pytest",
     "syrupy",
     "hypothesis",

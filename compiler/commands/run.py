@@ -15,6 +15,7 @@ import re
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from .errors import ExitCode, fail, user_errors
 from .inputs import finite_seconds, load_data, require_dir
 from .runtime_common import json_opt, open_root, root_arg, root_opt
 from .terminal import Progress
+from .worker import dispatching, workers_options
 
 __all__ = ["resume", "run", "tick", "trigger"]
 
@@ -251,6 +253,7 @@ def _progress(as_json: bool) -> Progress:
     help="A program file run: take every step from RUN's journal (reproduce it exactly).",
 )
 @_run_options
+@workers_options
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -263,6 +266,8 @@ def run(
     timeout: float | None,
     backend: str | None,
     as_json: bool,
+    workers: int | None,
+    lease: float,
 ) -> None:
     """Run ROOT: a project folder's active compiled intent, or a program file.
 
@@ -278,6 +283,8 @@ def run(
     if root.is_file() or root.name.endswith(".prose.md"):
         if due:
             fail("--due wakes a project's cadences: give the project folder, not a file")
+        if workers is not None:
+            fail("--workers renders a project's nodes: give the project folder, not a file")
         from .run_file import run_file
 
         if not root.exists():
@@ -296,7 +303,7 @@ def run(
     if replay:
         fail("--replay RUN reproduces a program file run: give the file")
     project = _open(root, backend, renders)
-    _run_project(project, given, due, jobs, timeout, as_json)
+    _run_project(project, given, due, jobs, timeout, as_json, (workers, lease, renders))
 
 
 def _extra_inputs(extra: list[str]) -> dict[str, str]:
@@ -314,6 +321,7 @@ def _run_project(
     jobs: int | None,
     timeout: float | None,
     as_json: bool,
+    workers: tuple[int | None, float, tuple[str, ...]] = (None, 0.0, ()),
 ) -> None:
     if not as_json:
         with user_errors():
@@ -323,8 +331,8 @@ def _run_project(
         with user_errors():
             # local time: a cron cadence such as `0 9 * * 1-5` means nine o'clock here
             wakes = serve.due_wakes(project, dt.datetime.now().astimezone())
-    with _terminable(), _progress(as_json) as progress:
-        options = _options(project, jobs, timeout, progress)
+    with _terminable(), _progress(as_json) as progress, dispatching(project, *workers) as dispatch:
+        options = replace(_options(project, jobs, timeout, progress), dispatch=dispatch)
         code = _serve(
             project, kind="run", wakes=wakes, inputs=given, options=options, as_json=as_json
         )
@@ -360,6 +368,7 @@ def run_intent(
 @click.option("--data", required=True, metavar="JSON|@FILE", help="The external input.")
 @root_opt
 @_run_options
+@workers_options
 def trigger(
     gateway: str,
     data: str,
@@ -369,6 +378,8 @@ def trigger(
     timeout: float | None,
     backend: str | None,
     as_json: bool,
+    workers: int | None,
+    lease: float,
 ) -> None:
     """Wake GATEWAY with external input (fingerprinted by its content) and propagate.
 
@@ -378,8 +389,12 @@ def trigger(
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_trigger(project, gateway, value)
-    with _terminable(), _progress(as_json) as progress:
-        options = _options(project, jobs, timeout, progress)
+    with (
+        _terminable(),
+        _progress(as_json) as progress,
+        dispatching(project, workers, lease, renders) as dispatch,
+    ):
+        options = replace(_options(project, jobs, timeout, progress), dispatch=dispatch)
         code = _serve(
             project, kind="trigger", wakes=[], inputs={}, options=options, as_json=as_json
         )
@@ -390,6 +405,7 @@ def trigger(
 @click.argument("node")
 @root_opt
 @_run_options
+@workers_options
 def tick(
     node: str,
     root: Path,
@@ -398,6 +414,8 @@ def tick(
     timeout: float | None,
     backend: str | None,
     as_json: bool,
+    workers: int | None,
+    lease: float,
 ) -> None:
     """Wake NODE as its own cadence would (a self-driven wake: it always renders).
 
@@ -406,8 +424,12 @@ def tick(
     project = _open(root, backend, renders)
     with user_errors():
         serve.enqueue_tick(project, node)
-    with _terminable(), _progress(as_json) as progress:
-        options = _options(project, jobs, timeout, progress)
+    with (
+        _terminable(),
+        _progress(as_json) as progress,
+        dispatching(project, workers, lease, renders) as dispatch,
+    ):
+        options = replace(_options(project, jobs, timeout, progress), dispatch=dispatch)
         code = _serve(project, kind="tick", wakes=[], inputs={}, options=options, as_json=as_json)
     sys.exit(code)
 

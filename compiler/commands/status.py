@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from prosec.runtime.backends import BACKEND_NAMES
@@ -30,6 +31,15 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
         "jobs": {"value": config.jobs, "from": config.origins["jobs"]},
         "default_model": {"value": config.default_model, "from": config.origins["default_model"]},
     }
+    if project.backend.name == "postgres":
+        from prosec.runtime.backends.postgres import PostgresBackend
+        from prosec.runtime.workers.status import queue_status
+
+        assert isinstance(project.backend, PostgresBackend)
+        with user_errors():
+            queue = queue_status(project.backend)
+        if queue is not None:
+            data["queue"] = queue
     if as_json:
         echo_json(data)
         return
@@ -58,9 +68,26 @@ def status(root: Path, backend: str | None, as_json: bool) -> None:
     footer = [f"run {item['run_id']}: {item['state']}" for item in data["runs"]]
     if data["runs"]:
         footer.append(f"runs are in {escape(str(Path(data['root']) / 'runs'))}/")
+    if "queue" in data:
+        footer.extend(_queue_lines(data["queue"]))
     if data["pending_commits"]:
         footer.insert(0, f"interrupted commits (`prosec resume`): {data['pending_commits']}")
     print_status(header, rows, footer)
+
+
+def _queue_lines(queue: dict[str, Any]) -> list[str]:
+    """`workers: 2 (heartbeats 0.4 s, 1.1 s ago)` and `jobs: 1 queued, 2 running, 0 failed`."""
+    workers = queue["workers"]
+    ages = ", ".join(f"{w['heartbeat_age']} s" for w in workers)
+    lines = [f"workers: {len(workers)}" + (f" (heartbeats {ages} ago)" if workers else "")]
+    jobs = queue["jobs"]
+    lines.append(
+        f"jobs: {jobs['queued']} queued, {jobs['running']} running, {jobs['failed']} failed"
+    )
+    for job in queue["job_list"]:
+        if job["state"] != "queued":
+            lines.append(f"  {job['state']}: {job['node']} (attempts {job['attempts']})")
+    return lines
 
 
 def _short(origin: str, root: str) -> str:

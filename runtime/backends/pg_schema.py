@@ -8,7 +8,8 @@ and a database an older prosec created upgrades in place: migration 1 is the lay
 every earlier prosec wrote (the four canonical tables and prosec's x_ tables, all
 `IF NOT EXISTS`), migration 2 adds seed 004's other five tables (`execution`,
 `bindings`, `agents`, `agent_segments`, `imports`) with every column, constraint and
-index of the seed.
+index of the seed, migration 3 adds `x_attachment` (a large version's frame, which the
+run folder's attachment file also holds, for machines without that folder).
 
 PostgreSQL refuses an expression in a PRIMARY KEY or UNIQUE constraint, which the seed
 writes for `bindings` (`COALESCE(execution_id, -1)`), `agents` and `agent_segments`
@@ -167,8 +168,17 @@ CREATE INDEX IF NOT EXISTS idx_agent_segments_lookup
     ON {schema}.agent_segments(agent_name, run_id);
 """
 
+# the frames of large versions, for machines that do not hold the run folder (workers)
+_V3 = """
+CREATE TABLE IF NOT EXISTS {schema}.x_attachment (
+    path TEXT PRIMARY KEY,
+    data BYTEA NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "seed 004 canonical tables (run, versions, receipts) and prosec's x_ tables", _V1),
     Migration(2, "seed 004 execution, bindings, agents, agent_segments, imports and indexes", _V2),
+    Migration(3, "x_attachment: large version frames in the database too", _V3),
 )
 LATEST = MIGRATIONS[-1].version

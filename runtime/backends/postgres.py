@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -101,6 +101,7 @@ class PostgresBackend:
         self.schema = schema
         self._runs = runs
         self._lock_held = False
+        self._atomic = False
         try:
             self._db = psycopg.connect(url, autocommit=True)
             self.schema_version = self._migrate()
@@ -196,7 +197,7 @@ class PostgresBackend:
 
     def _run(self, query: sql.SQL | sql.Composed, *args: Any) -> None:
         try:
-            with self._db.transaction():
+            with self._tx():
                 self._db.execute(query, args)
         except psycopg.Error as exc:
             self._fail(exc)
@@ -245,7 +246,7 @@ class PostgresBackend:
     def append_receipt(self, run_id: str, receipt: Receipt) -> None:
         node = str(receipt["node"])
         try:
-            with self._db.transaction():
+            with self._tx():
                 self._db.execute(
                     sql.SQL("INSERT INTO {} (id) VALUES (%s) ON CONFLICT DO NOTHING").format(
                         self._t("run")
@@ -295,21 +296,31 @@ class PostgresBackend:
         if sha256_token(frame) != address:
             raise BackendError(f"version of {node!r} does not hash to {address}")
         attachment = None
-        if len(frame) > ATTACHMENT_LIMIT and self._runs is not None and run_id is not None:
-            # seed 004: a large canonical artifact is a file in the run's attachments/,
-            # written (fsynced) before the row that names it
+        if len(frame) > ATTACHMENT_LIMIT and run_id is not None:
+            # seed 004: a large canonical artifact is an attachment, named by the row; its
+            # bytes are in x_attachment (any machine reads them there) and, where the run
+            # folder is, a file in its attachments/ written (fsynced) before the row
             attachment = f"runs/{run_id}/attachments/{address.removeprefix('sha256:')}.opwm"
-            atomic_write_bytes(self._runs.parent / attachment, frame)
-        self._run(
-            sql.SQL(
-                "INSERT INTO {} (version, node, artifact, attachment_path) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT (version) DO NOTHING"
-            ).format(self._t("world_model_version")),
-            address,
-            node,
-            None if attachment else frame,
-            attachment,
-        )
+            if self._runs is not None and (self._runs / run_id).is_dir():
+                atomic_write_bytes(self._runs.parent / attachment, frame)
+        try:
+            with self._tx():
+                if attachment is not None:
+                    self._db.execute(
+                        sql.SQL(
+                            "INSERT INTO {} (path, data) VALUES (%s, %s) ON CONFLICT DO NOTHING"
+                        ).format(self._t("x_attachment")),
+                        (attachment, frame),
+                    )
+                self._db.execute(
+                    sql.SQL(
+                        "INSERT INTO {} (version, node, artifact, attachment_path) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (version) DO NOTHING"
+                    ).format(self._t("world_model_version")),
+                    (address, node, None if attachment else frame, attachment),
+                )
+        except psycopg.Error as exc:
+            self._fail(exc)
 
     def get_version(self, node: str, address: str) -> bytes:
         rows = self._rows(
@@ -319,11 +330,50 @@ class PostgresBackend:
             address,
         )
         frame = attachment_frame(rows[0], self._runs) if rows else None
+        if frame is None and rows and rows[0][1] is not None:
+            # no attachment file here (another machine committed it): the database's copy
+            found = self._rows(
+                sql.SQL("SELECT data FROM {} WHERE path = %s").format(self._t("x_attachment")),
+                rows[0][1],
+            )
+            frame = bytes(found[0][0]) if found else None
         if frame is None:
             raise BackendError(f"version {address} of {node!r} is missing")
         if sha256_token(frame) != address:
             raise BackendError(f"version {address} of {node!r} is corrupt (hash mismatch)")
         return frame
+
+    @contextmanager
+    def atomically(self, notify: tuple[str, str] | None = None) -> Iterator[None]:
+        """The writes inside as one transaction, all or none (a worker's commit); with
+        `notify` (channel, payload), a NOTIFY delivered when, and only if, it commits."""
+        try:
+            with self._db.transaction():
+                self._atomic = True
+                try:
+                    yield
+                finally:
+                    self._atomic = False
+                if notify is not None:
+                    self._db.execute("SELECT pg_notify(%s, %s)", notify)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def _tx(self) -> AbstractContextManager[Any]:
+        """A write's own transaction, or none inside `atomically` (no savepoint: one
+        failing write fails the whole commit anyway)."""
+        return nullcontext() if self._atomic else self._db.transaction()
+
+    def connect(self, **options: Any) -> psycopg.Connection[Any]:
+        """A new connection to the same database (its errors are redacted by `_fail`)."""
+        try:
+            return psycopg.connect(self.__url, autocommit=True, **options)
+        except psycopg.Error as exc:
+            self._fail(exc)
+
+    def fail(self, exc: BaseException) -> NoReturn:
+        """Raise `exc` as a BackendError with the connection string redacted."""
+        self._fail(exc)
 
     def published_version(self, node: str) -> str | None:
         rows = self._rows(

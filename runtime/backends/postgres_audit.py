@@ -120,7 +120,7 @@ class PostgresAudit:
             yield StoredVersion(
                 node=str(node),
                 address=str(version),
-                frame=attachment_frame((artifact, attachment), self._runs),
+                frame=self._frame(artifact, attachment),
                 file=f"{self.where}.world_model_version",
                 position=f"version {version}",
             )
@@ -135,7 +135,24 @@ class PostgresAudit:
             ),
             address,
         )
-        return attachment_frame(rows[0], self._runs) if rows else None
+        return self._frame(*rows[0]) if rows else None
+
+    def _frame(self, artifact: Any, attachment: Any) -> bytes | None:
+        """A version's frame: its artifact, the attachment file here, else the
+        database's copy of it (x_attachment, where the schema has that table)."""
+        frame = attachment_frame((artifact, attachment), self._runs)
+        if frame is not None or attachment is None:
+            return frame
+        table = self._rows(
+            sql.SQL("SELECT to_regclass(%s)").format(), f"{self.schema}.x_attachment"
+        )
+        if not table or table[0][0] is None:
+            return None
+        found = self._rows(
+            sql.SQL("SELECT data FROM {} WHERE path = %s").format(self._t("x_attachment")),
+            attachment,
+        )
+        return bytes(found[0][0]) if found else None
 
     def published(self) -> Iterator[StoredPublished]:
         for node, version in self._rows(

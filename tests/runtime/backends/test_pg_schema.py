@@ -173,10 +173,12 @@ SEED: Catalog = {
 # what prosec adds, and nothing else: the receipt's canonical line (verified on load)
 # and its hash, and the x_ extension tables the seed invites
 EXTRAS: Catalog = {
-    "tables": {"x_kv", "x_pending", "x_inbox", "x_schema_version"},
+    "tables": {"x_attachment", "x_kv", "x_pending", "x_inbox", "x_schema_version"},
     "columns": {
         "receipt.content_hash text NOT NULL",
         "receipt.line bytea NOT NULL",
+        "x_attachment.path text NOT NULL",
+        "x_attachment.data bytea NOT NULL",
         "x_kv.key text NOT NULL",
         "x_kv.value jsonb NOT NULL",
         "x_pending.node text NOT NULL",
@@ -189,6 +191,7 @@ EXTRAS: Catalog = {
     },
     "constraints": {
         "receipt: UNIQUE (content_hash)",
+        "x_attachment: PRIMARY KEY (path)",
         "x_kv: PRIMARY KEY (key)",
         "x_pending: PRIMARY KEY (node)",
         "x_inbox: PRIMARY KEY (id)",

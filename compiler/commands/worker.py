@@ -1,0 +1,131 @@
+"""`prosec worker`: render jobs from the PostgreSQL backend's queue (the `workers` extra),
+and the `--workers N` option of `prosec run` / `trigger`."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from prosec.runtime.session import Project
+
+from .errors import fail, user_errors
+from .runtime_common import open_root, root_arg
+
+__all__ = ["dispatching", "worker", "workers_options"]
+
+LEASE = 30.0
+ATTEMPTS = 3
+
+
+def workers_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--lease",
+        type=click.FloatRange(min=0.5, max=3600),
+        default=LEASE,
+        show_default=True,
+        help="With --workers: seconds without a worker's heartbeat before its job is "
+        "given to another.",
+    )(func)
+    func = click.option(
+        "--workers",
+        type=click.IntRange(min=0, max=256),
+        help="Render on workers (PostgreSQL backend; the `workers` extra): start N local "
+        "`prosec worker`s (0: only workers started elsewhere).",
+    )(func)
+    return func
+
+
+@contextlib.contextmanager
+def dispatching(
+    project: Project, workers: int | None, lease: float, renders: tuple[str, ...]
+) -> Iterator[Any]:
+    """The dispatch of `--workers N` (None without the flag), its workers stopped after."""
+    if workers is None:
+        yield None
+        return
+    if renders:
+        fail("--render binds renders of this process only; workers bind theirs from prose.toml")
+    from prosec.runtime.workers import require
+
+    with user_errors():
+        require(project.backend.name)
+    from prosec.runtime.backends.postgres import PostgresBackend
+    from prosec.runtime.workers.dispatch import Dispatcher
+    from prosec.runtime.workers.local import LocalWorkers
+
+    assert isinstance(project.backend, PostgresBackend)
+    local = LocalWorkers(project.root, workers, lease=lease, attempts=ATTEMPTS)
+    local.start()  # now: their start-up overlaps the runner's own
+    dispatcher = Dispatcher(
+        project.backend, project.root, dict(os.environ), lease=lease, local=local
+    )
+    try:
+        yield dispatcher
+    finally:
+        dispatcher.close()
+
+
+@click.command("worker")
+@root_arg
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1, max=256),
+    default=1,
+    show_default=True,
+    help="Renders this worker runs at once.",
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=0.5, max=3600),
+    default=LEASE,
+    show_default=True,
+    help="Heartbeat lease in seconds: after it, a silent worker's job goes to another.",
+)
+@click.option(
+    "--attempts",
+    type=click.IntRange(min=1, max=100),
+    default=ATTEMPTS,
+    show_default=True,
+    help="Starts of one render before it is committed as failed (`worker-lost`).",
+)
+def worker(root: Path, concurrency: int, lease: float, attempts: int) -> None:
+    """Render ready nodes that runners of ROOT enqueue (`prosec run --workers N`).
+
+    Needs the PostgreSQL backend and `pip install 'prosec[workers]'`. Run it on any
+    machine that reaches the database and holds the project's sources, compiled intent
+    and renders; inputs and outputs travel through the database. Stops on SIGTERM or
+    Ctrl-C after its running renders finish.
+    """
+    from prosec.runtime.workers import require
+
+    with user_errors():
+        project = open_root(root, "postgres")
+        require(project.backend.name)
+        project.bind_renders({})
+        project.backend.close()
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s"
+    )
+    logging.getLogger("prosec.workers").setLevel(logging.INFO)
+    from prosec.runtime.workers.serve import serve_worker
+
+    name = f"{socket.gethostname()}-{os.getpid()}"
+    click.echo(
+        f"prosec worker {name}: {project.backend.describe()}, concurrency {concurrency}", err=True
+    )
+    with user_errors():
+        serve_worker(
+            project.root,
+            dict(os.environ),
+            name=name,
+            concurrency=concurrency,
+            lease=lease,
+            attempts=attempts,
+        )
