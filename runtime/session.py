@@ -288,7 +288,7 @@ class Project:
             upstream=upstream,
             info=info,
             compiled=snapshot.texts if snapshot is not None else None,
-            lazy=False,
+            lazy=False,  # a lazy snapshot moves where a full disk bites (test_disk_full)
         )
         self.compiled[run.run_id] = snapshot.texts if snapshot is not None else None
         self.track_start(run)

@@ -16,6 +16,10 @@ state/
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import os
+import pickle
 import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -48,6 +52,24 @@ if TYPE_CHECKING:
     from .sqlstate import SqlState
 
 __all__ = ["FilesystemAudit", "FilesystemBackend"]
+
+
+_SPARE = 64 << 20  # bytes a derived cache leaves free on the state's filesystem
+
+
+def _room(path: Path, size: int) -> bool:
+    """Whether a derived cache of `size` bytes fits and still leaves `_SPARE` free."""
+    info = os.statvfs(path)
+    return info.f_bavail * info.f_frsize >= _SPARE + size
+
+
+def _stamp(path: Path) -> tuple[int, ...]:
+    """What tells one state of a file from another without reading it (() if absent)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return ()
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 class FilesystemBackend:
@@ -87,12 +109,44 @@ class FilesystemBackend:
             raise BackendError(f"durable ledger of {node!r} cannot be trusted: {exc}") from exc
 
     def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
+        """Each node's head, from its verified chain. A chain verified before whose file
+        is the same file unchanged since (inode, size, mtime and ctime: any write moves
+        ctime) is not read again: its head is kept in `state/.cache/heads.pickle`."""
         out: dict[str, NodeHead] = {}
+        kept = self._kept_heads()
+        fresh: dict[str, tuple[tuple[int, ...], NodeHead]] = {}
         for node in nodes:
-            receipts = self.ledger(node)
-            out[node] = heads_from_ledger(receipts)
+            stamp = _stamp(self._node_dir(node) / "receipts.jsonl")
+            entry = kept.get(node)
+            if stamp and entry is not None and entry[0] == stamp:
+                out[node] = entry[1]
+            else:
+                out[node] = heads_from_ledger(self.ledger(node))
+            if stamp:
+                fresh[node] = (stamp, out[node])
             self._heads[node] = out[node].hash
+        if fresh != kept:
+            with contextlib.suppress(OSError, pickle.PickleError):
+                data = pickle.dumps(fresh, pickle.HIGHEST_PROTOCOL)
+                if _room(self.state, len(data)):  # never the last bytes durable state needs
+                    atomic_write_bytes(self._heads_cache, data, durable=False)  # derived
         return out
+
+    @property
+    def _heads_cache(self) -> Path:
+        return self.state / ".cache" / "heads.pickle"
+
+    def _kept_heads(self) -> dict[str, tuple[tuple[int, ...], NodeHead]]:
+        paused = gc.isenabled()
+        gc.disable()  # many young objects, no cycles: the collector would walk them
+        try:
+            kept = pickle.loads(self._heads_cache.read_bytes())
+        except (OSError, EOFError, pickle.PickleError, AttributeError, TypeError):
+            return {}
+        finally:
+            if paused:
+                gc.enable()
+        return kept if isinstance(kept, dict) else {}
 
     def _current_head(self, node: str) -> str | None:
         if node not in self._heads:
