@@ -21,7 +21,7 @@ def all_commands() -> list[click.Command]:
 COMMANDS = {
     "activate", "build", "db", "devtools", "explain", "graph", "inspect", "install", "lint",
     "lsp", "preflight", "receipts", "resume", "run", "serve", "status", "test", "tick", "trigger",
-    "upgrade", "validate",
+    "upgrade", "validate", "worker",
 }  # fmt: skip
 
 
