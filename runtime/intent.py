@@ -12,18 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import hashlib
 import json
-import os
-import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .canonicalizer import ATOMIC, CanonicalizerSpec
-from .fsio import atomic_write_bytes
 from .graphs import topological_order
 from .intent_check import IntentError, check
 from .problems import Problem
@@ -101,10 +97,7 @@ def load_intent(path: Path, cache: Path | None = None) -> Intent:
 
     With `cache`, a marker named by the file's SHA-256 records that these exact bytes
     passed the schema once, so an unchanged manifest skips the (slow) schema pass; the
-    semantic rules (`intent_check`, the same rules as `prosec validate`) run on bytes not
-    seen before, whose checked plan is then kept in the cache by the SHA-256 of the
-    bytes and of the code that checks and parses them (the check is a pure function of
-    both; the plan is kept only with 64 MiB to spare on the cache's filesystem).
+    semantic rules always run (`intent_check`, the same rules as `prosec validate`).
     """
     if not path.exists() and not path.is_symlink():
         raise IntentError(
@@ -114,55 +107,13 @@ def load_intent(path: Path, cache: Path | None = None) -> Intent:
         data = read_limited(path, MANIFEST_LIMIT)
     except JSONInputError as exc:
         raise IntentError(str(exc)) from None
-    digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    kept = _kept_plan(cache, data) if cache is not None else None
-    if kept is not None:
-        with contextlib.suppress(OSError, EOFError, pickle.PickleError, AttributeError):
-            plan = _unpickle(kept.read_bytes())
-            if isinstance(plan, Intent) and plan.digest == digest:
-                return plan
     try:
         raw = loads(data, source=str(path))
     except JSONInputError as exc:
         raise IntentError(str(exc), Problem("$", str(exc))) from None
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
     checked = cache is not None and intent_marker(cache, data).exists()
-    plan = dataclasses.replace(parse_intent(raw, str(path), schema_checked=checked), digest=digest)
-    if kept is not None and checked:  # derived and rebuilt at will: atomic, never fsynced
-        with contextlib.suppress(OSError, pickle.PickleError):
-            pickled = pickle.dumps(plan, pickle.HIGHEST_PROTOCOL)
-            info = os.statvfs(kept.parent)
-            if info.f_bavail * info.f_frsize >= (64 << 20) + len(pickled):
-                for older in kept.parent.glob("plan-*.pickle"):  # another manifest's
-                    older.unlink(missing_ok=True)
-                atomic_write_bytes(kept, pickled, durable=False)
-    return plan
-
-
-def _unpickle(data: bytes) -> Any:
-    """pickle.loads with the cycle collector paused (it would walk the many young
-    objects an unpickled plan is made of, for nothing: a plan holds no cycles)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return pickle.loads(data)
-    finally:
-        if paused:
-            gc.enable()
-
-
-# the modules whose code decides what a manifest's checked plan is
-_PLAN_CODE = ("intent.py", "intent_check.py", "canonicalizer.py", "protocol.py", "graphs.py")
-
-
-def _kept_plan(cache: Path, data: bytes) -> Path:
-    """Where the checked plan of manifest bytes `data` is kept (by their SHA-256 and the
-    SHA-256 of the code that checks and parses them)."""
-    digest = hashlib.sha256(data)
-    here = Path(__file__).parent
-    for name in _PLAN_CODE:
-        with contextlib.suppress(OSError):
-            digest.update((here / name).read_bytes())
-    return cache / f"plan-{digest.hexdigest()}.pickle"
+    return dataclasses.replace(parse_intent(raw, str(path), schema_checked=checked), digest=digest)
 
 
 def intent_marker(cache: Path, data: bytes) -> Path:
