@@ -19,12 +19,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import pickle
 import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from ..canonical import canonical_json, content_address, sha256_token
 from ..fsio import (
@@ -111,7 +112,8 @@ class FilesystemBackend:
     def heads(self, nodes: Iterable[str]) -> dict[str, NodeHead]:
         """Each node's head, from its verified chain. A chain verified before whose file
         is the same file unchanged since (inode, size, mtime and ctime: any write moves
-        ctime) is not read again: its head is kept in `state/.cache/heads.pickle`."""
+        ctime) is not read again: its head is kept in `state/.cache/heads.json` (plain JSON:
+        a cache must never be able to run code)."""
         out: dict[str, NodeHead] = {}
         kept = self._kept_heads()
         fresh: dict[str, tuple[tuple[int, ...], NodeHead]] = {}
@@ -126,27 +128,43 @@ class FilesystemBackend:
                 fresh[node] = (stamp, out[node])
             self._heads[node] = out[node].hash
         if fresh != kept:
-            with contextlib.suppress(OSError, pickle.PickleError):
-                data = pickle.dumps(fresh, pickle.HIGHEST_PROTOCOL)
+            with contextlib.suppress(OSError, TypeError, orjson.JSONEncodeError):
+                data = orjson.dumps(
+                    {
+                        node: [list(st), head.last, head.last_ok]
+                        for node, (st, head) in fresh.items()
+                    }
+                )
                 if _room(self.state, len(data)):  # never the last bytes durable state needs
                     atomic_write_bytes(self._heads_cache, data, durable=False)  # derived
         return out
 
     @property
     def _heads_cache(self) -> Path:
-        return self.state / ".cache" / "heads.pickle"
+        return self.state / ".cache" / "heads.json"
 
     def _kept_heads(self) -> dict[str, tuple[tuple[int, ...], NodeHead]]:
         paused = gc.isenabled()
         gc.disable()  # many young objects, no cycles: the collector would walk them
         try:
-            kept = pickle.loads(self._heads_cache.read_bytes())
-        except (OSError, EOFError, pickle.PickleError, AttributeError, TypeError):
+            raw = orjson.loads(self._heads_cache.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
             return {}
         finally:
             if paused:
                 gc.enable()
-        return kept if isinstance(kept, dict) else {}
+        kept: dict[str, tuple[tuple[int, ...], NodeHead]] = {}
+        if not isinstance(raw, dict):
+            return kept
+        for node, entry in raw.items():  # anything unexpected: that node is read afresh
+            if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], list)):
+                continue
+            stamp, last, last_ok = entry
+            if not all(type(part) is int for part in stamp):
+                continue
+            if all(item is None or isinstance(item, dict) for item in (last, last_ok)):
+                kept[node] = (tuple(stamp), NodeHead(last=last, last_ok=last_ok))
+        return kept
 
     def _current_head(self, node: str) -> str | None:
         if node not in self._heads:

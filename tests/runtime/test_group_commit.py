@@ -201,12 +201,12 @@ def test_the_journal_is_checked_whole(tmp_path: Path) -> None:
 def test_a_kept_head_is_used_only_for_the_very_ledger_it_was_verified_from(
     tmp_path: Path,
 ) -> None:
-    """state/.cache/heads.pickle spares an unchanged run re-verifying every chain; a
+    """state/.cache/heads.json spares an unchanged run re-verifying every chain; a
     ledger edited in place (same size) is verified again, and refused."""
     project = make(tmp_path / "p")
     assert grouped(project, "run", ".").returncode == 0
     assert project.prosec("run", ".").returncode == 0  # verified, then kept
-    assert (project.root / "state/.cache/heads.pickle").is_file()
+    assert (project.root / "state/.cache/heads.json").is_file()
     ledger = project.root / "state/world-model/b/receipts.jsonl"
     data = ledger.read_bytes()
     ledger.write_bytes(data.replace(b'"status":"rendered"', b'"status":"renderee"', 1))

@@ -541,6 +541,10 @@ CASES: list[Case] = [
     Case("tick-path-node", ("tick", "../etc"), "../etc"),
     *_root_cases(("tick", "a"), root_flag=True),
     *_manifest_cases(("tick", "a")),
+    # -- worker -------------------------------------------------------------------------
+    Case("worker-no-database-url", ("worker",), "OPENPROSE_POSTGRES_URL"),
+    Case("worker-zero-concurrency", ("worker", "--concurrency", "0"), "--concurrency"),
+    *_manifest_cases(("worker",)),
     # -- resume -------------------------------------------------------------------------
     Case("resume-not-a-ref", ("resume", "nope"), "nope"),
     Case("resume-outside", ("resume", "/etc"), "/etc"),
