@@ -8,31 +8,27 @@ import concurrent.futures as cf
 import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .agents import AgentMemory, MemoryUnavailable, open_memory, rotate
-from .backends.base import Backend, BackendError
+from .backends.base import Backend
 from .canonical import token
 from .commit import evaluate
 from .delegation import Delegates, render_delegating
+from .engine_types import EngineOptions, Event, Job, RunSummary, Wave
 from .groupcommit import Commit, commit_group
-from .inbox import take_inbox
+from .inbox import queued_wakes, take_inbox
 from .intent import Intent
 from .keys import caller_key, clock_key, external_key
 from .prepare import changed_inputs, prepare_render
 from .protocol import (
     Cost,
     EventKind,
-    QueuedWake,
     Receipt,
     ReceiptStatus,
     SemanticDiff,
     SlotKind,
     WakeSource,
-    is_queued_wake,
-    wake_problem,
 )
 from .receipts import build_receipt
 from .reconciler import (
@@ -79,63 +75,6 @@ CRASH_POINTS = (
 GROUP_WINDOW = 0.5
 
 _MARKS = {ReceiptStatus.RENDERED: "✓ rendered", ReceiptStatus.SKIPPED: "∅ skipped"}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Event:
-    """A progress event for reporters (the CLI draws progress from these)."""
-
-    kind: EventKind
-    node: str = ""
-    detail: str = ""
-    total: int = 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EngineOptions:
-    """How to execute: parallelism, default render timeout, hooks."""
-
-    jobs: int = 2
-    timeout: float = 600.0
-    default_model: str = "unspecified"  # RunConfig.default_model: agent renders' fallback
-    checkpoint: Callable[[str, str], None] = lambda point, node: None
-    clocked: frozenset[str] = frozenset()  # nodes with a cadence: their renders are timed
-    on_event: Callable[[Event], None] = lambda event: None
-    # renders elsewhere (runtime/workers/dispatch.py): called with the engine, the run,
-    # a wave's jobs and its event number instead of the local thread pool
-    dispatch: Callable[[Engine, RunDir, list[Job], int, Wave], None] | None = None
-
-
-@dataclass(slots=True, kw_only=True)
-class RunSummary:
-    """What one reconcile did."""
-
-    run_id: str
-    rendered: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    failed: list[tuple[str, str, str]] = field(default_factory=list)
-    waves: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Wave:
-    """What a wave's commits feed: the run's summary and the nodes they wake."""
-
-    summary: RunSummary
-    pending: set[str]
-    wakes: dict[str, Wake]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Job:
-    """One render of a wave: the node, why it renders and the versions it reads."""
-
-    node: str
-    decision: Decision
-    wake: Wake
-    request: RenderRequest
-    pinned: tuple[tuple[str, str], ...] = ()  # (node, version) materializations it reads
-    seen: int = 0  # Engine._repairs when it was prepared
 
 
 class Engine:
@@ -522,12 +461,15 @@ class Engine:
     def _commit(self, run: RunDir, commits: list[Commit]) -> None:
         addresses = commit_group(self.backend, run, commits, self.options.checkpoint)
         for item in commits:
-            head = self.heads[item.node]
-            failed = item.receipt["status"] == ReceiptStatus.FAILED
-            last_ok = head.last_ok if failed else item.receipt
-            self.heads[item.node] = NodeHead(last=item.receipt, last_ok=last_ok)
-            if addresses.get(item.node) is not None:
-                self._versions[item.node] = addresses[item.node]
+            self._advance(item.node, item.receipt, addresses.get(item.node))
+
+    def _advance(self, node: str, receipt: Receipt, address: str | None) -> None:
+        """A durable receipt of `node` is its head now (a failed one keeps the last good)."""
+        head = self.heads[node]
+        failed = receipt["status"] == ReceiptStatus.FAILED
+        self.heads[node] = NodeHead(last=receipt, last_ok=head.last_ok if failed else receipt)
+        if address is not None:
+            self._versions[node] = address
 
     # -- for renders committed elsewhere (runtime/workers/) -----------------------------
 
@@ -555,27 +497,7 @@ class Engine:
     ) -> None:
         """A receipt of `job` is durable (a worker committed it): it is the node's head;
         then run state, the summary and the subscribers it wakes, as after a local commit."""
-        node = job.node
-        head = self.heads[node]
-        failed = receipt["status"] == ReceiptStatus.FAILED
-        self.heads[node] = NodeHead(last=receipt, last_ok=head.last_ok if failed else receipt)
-        if address is not None:
-            self._versions[node] = address
+        self._advance(job.node, receipt, address)
         status = ReceiptStatus(receipt["status"])
         diff = receipt["semantic_diff"]
         self._committed(run, job, receipt, status, diff, wave.summary, wave.pending, wave.wakes)
-
-
-def queued_wakes(items: list[dict[str, Any]], nodes: Iterable[str]) -> list[QueuedWake]:
-    """The drained inbox items for `nodes` (others belong to an older manifest), each
-    checked: the inbox is stored state, and a malformed wake is a BackendError."""
-    known = set(nodes)
-    checked: list[QueuedWake] = []
-    for item in items:
-        node = str(item.get("node"))
-        if node not in known:
-            continue
-        if not is_queued_wake(item):
-            raise BackendError(f"a queued wake for {node!r} is malformed: {wake_problem(item)}")
-        checked.append(item)
-    return checked

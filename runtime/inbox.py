@@ -18,15 +18,17 @@ removes them from the inbox so they are never served twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from .backends import Backend
+from .backends.base import BackendError
 from .keys import inbox_claim_key
+from .protocol import QueuedWake, is_queued_wake, wake_problem
 from .runs import RunDir
 
-__all__ = ["recover_claim", "take_inbox"]
+__all__ = ["queued_wakes", "recover_claim", "take_inbox"]
 
 Record = Callable[[list[str], list[dict[str, Any]]], None]
 
@@ -61,3 +63,18 @@ def recover_claim(backend: Backend, runs: Path) -> bool:
             backend.take(ids)  # recorded in the run: `prosec resume` serves them
     backend.put_value(inbox_claim_key(), None)
     return True
+
+
+def queued_wakes(items: list[dict[str, Any]], nodes: Iterable[str]) -> list[QueuedWake]:
+    """The drained inbox items for `nodes` (others belong to an older manifest), each
+    checked: the inbox is stored state, and a malformed wake is a BackendError."""
+    known = set(nodes)
+    checked: list[QueuedWake] = []
+    for item in items:
+        node = str(item.get("node"))
+        if node not in known:
+            continue
+        if not is_queued_wake(item):
+            raise BackendError(f"a queued wake for {node!r} is malformed: {wake_problem(item)}")
+        checked.append(item)
+    return checked

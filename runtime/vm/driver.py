@@ -38,7 +38,8 @@ from .interp import Interpreter, Program, ProseError
 from .journal import JOURNAL, Journal
 from .narrate import Event, InContext, Recorder, VmLog
 from .nested import Unrecorded
-from .record import StepRecorder, open_sink
+from .record import StepRecorder
+from .sinks import open_sink
 
 __all__ = ["VmOutcome", "VmSettings", "missing_inputs", "resume_vm", "start_vm"]
 
