@@ -17,29 +17,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .backends import Backend, BackendError, open_backend
+from .backends import Backend, open_backend
 from .cadence import Cadence, is_due, parse_cadence
-from .canonical import canonical_json, decode_frame
+from .canonical import canonical_json
 from .config import RunConfig, load_config
 from .delegation import Delegates
 from .executor import Engine, EngineOptions, Event, RunSummary
-from .fsio import atomic_write_text, remove_leftovers, repair_torn_tail
-from .inbox import recover_claim
-from .intent import Intent, load_intent, remember_checked
+from .fsio import atomic_write_text
+from .intent import Intent, load_intent
 from .keys import caller_key, clock_key, external_key
-from .protocol import (
-    RunStatus,
-    WakeSource,
-    is_pending_record,
-    is_queued_wake,
-    pending_problem,
-    wake_problem,
-)
+from .protocol import RunStatus, WakeSource, is_queued_wake, wake_problem
 from .provenance import ProvenanceError, load_snapshot
 from .reconciler import Wake
+from .recovery import recover
 from .renders import BindingError, Renderer, make_renderer, resolve_binding, template_of
-from .renders.process import kill_survivors
-from .runs import RunDir, new_run_id, remove_unbuilt, resolve_run, utc_now
+from .runs import RunDir, new_run_id, resolve_run, utc_now
 
 __all__ = ["Project", "SessionError", "open_compiled", "open_project"]
 
@@ -146,51 +138,14 @@ class Project:
 
     def recover(self) -> list[str]:
         """Kill renders an interrupted runner left running, then roll forward commits a
-        crash interrupted; returns the nodes recovered."""
-        if not self.backend.ephemeral:
-            remember_checked(self.root / MANIFEST, self.root / CACHE)
-            for survivor in kill_survivors(self.root / "runs"):
-                self.warnings.append(f"killed a render an interrupted runner left: {survivor}")
-            remove_unbuilt(self.root / "runs")
-            if self.backend.name == "filesystem":  # its state/ folder is ours under the lock
-                remove_leftovers(self.root / "state")
-            recover_claim(self.backend, self.root / "runs")
-        self.warnings.extend(self.backend.repair())
-        recovered = []
-        for node, record in self.backend.pendings().items():
-            if not is_pending_record(record):
-                problem = pending_problem(record)
-                raise BackendError(f"the pending commit of {node!r} is malformed: {problem}")
-            receipt = record["receipt"]
-            head = self.backend.ledger(node)
-            head_hash = head[-1]["content_hash"] if head else None
-            if head_hash == receipt["prev"]:
-                self.backend.append_receipt(record["run_id"], receipt)
-            elif head_hash != receipt["content_hash"]:
-                self.warnings.append(f"discarded a stale pending commit of {node!r}")
-                self.backend.clear_pending(node)
-                continue
-            run_path = self.root / "runs" / record["run_id"]
-            run = RunDir(run_path) if run_path.is_dir() else None
-            if run is not None:
-                repair_torn_tail(run.ledger(node))
-                repair_torn_tail(run.path / "vm.log.md")
-                run.append_receipt(node, receipt)
-            version = record["version"]
-            if version:
-                files = decode_frame(self.backend.get_version(node, version))
-                self.backend.set_published(node, version, files)
-                if run is not None:
-                    run.materialize(node, version, files)
-            if run is not None and record["marker"] not in run.log_lines():
-                run.log(record["marker"])
-            self.backend.clear_pending(node)
-            recovered.append(node)
-        if self.backend.run_state is not None:
-            # under the lock nothing else runs: a run still `running` was cut (closed
-            # after the roll-forward, so a commit it had made counts as done)
-            self.backend.run_state.interrupt_running()
-        return recovered
+        crash interrupted; returns the nodes recovered (recovery.py)."""
+        return recover(
+            self.root,
+            self.backend,
+            self.warnings,
+            manifest=self.root / MANIFEST,
+            cache=self.root / CACHE,
+        )
 
     # -- runs -------------------------------------------------------------------------------
 
