@@ -173,14 +173,19 @@ def _execute(
 
 
 def _outputs(record: StepRecorder, program: Program, result: Any) -> None:
-    """The entry's declared returns as `output` bindings of the root scope."""
+    """The entry's declared returns as `output` bindings, scoped to the run's `output`
+    row (a root `let` of the same name keeps its own row: seed 004's bindings key is
+    name, run and execution scope)."""
     names = [name for name, _ in program.functions[program.entry].returns]
-    if len(names) == 1 and not (isinstance(result, dict) and names[0] in result):
-        record.bind("", names[0], BindingKind.OUTPUT, result, key="output")
+    if not names:
         return
-    for name in names:
-        if isinstance(result, dict) and name in result:
-            record.bind("", name, BindingKind.OUTPUT, result[name], key="output")
+    with record.row("output", "output", text="output: " + ", ".join(names)):
+        if len(names) == 1 and not (isinstance(result, dict) and names[0] in result):
+            record.bind("output", names[0], BindingKind.OUTPUT, result, key="output")
+            return
+        for name in names:
+            if isinstance(result, dict) and name in result:
+                record.bind("output", name, BindingKind.OUTPUT, result[name], key="output")
 
 
 def _lock(run: RunDir) -> Any:

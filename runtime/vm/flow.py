@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import BindingKind
+from .calls import Ask
 from .narrate import Event, Recorder
 from .program import (
     BreakSignal,
@@ -28,7 +29,7 @@ from .program import (
 if TYPE_CHECKING:
     from .interp import Interpreter
 
-__all__ = ["loop", "parallel", "pipeline", "try_"]
+__all__ = ["body", "choice", "if_", "loop", "parallel", "pipeline", "try_"]
 
 MAX_OPEN_LOOP = 1000  # an open `loop:` without `(max: N)` stops here
 
@@ -251,17 +252,13 @@ def pipeline(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Fram
             )
             acc: Any = []
             for i, item in enumerate(items):
-                inner = Scope(scope)
-                inner.define(acc_name, acc)
-                inner.define(item_name, item)
-                acc = _body_value(vm, op["body"], inner, frame, f"{key}|{index}@{i}")
+                names = {acc_name: acc, item_name: item}
+                acc = _item(vm, op, scope, frame, f"{key}|{index}@{i}", names)
             value = acc
             continue
         out = []
         for i, item in enumerate(items):
-            inner = Scope(scope)
-            inner.define("item", item)
-            result = _body_value(vm, op["body"], inner, frame, f"{key}|{index}@{i}")
+            result = _item(vm, op, scope, frame, f"{key}|{index}@{i}", {"item": item})
             if kind == "filter":
                 if truthy(result):
                     out.append(item)
@@ -271,9 +268,18 @@ def pipeline(vm: Interpreter, node: Mapping[str, Any], scope: Scope, frame: Fram
     return value
 
 
-def _body_value(vm: Interpreter, body: list[Any], scope: Scope, frame: Frame, key: str) -> Any:
+def _item(
+    vm: Interpreter,
+    op: Mapping[str, Any],
+    scope: Scope,
+    frame: Frame,
+    key: str,
+    names: Mapping[str, Any],
+) -> Any:
+    """One item of a pipeline stage, in a row of its own (kind `item`)."""
+    text = f"{op['kind']} item {int(key.rsplit('@', 1)[1]) + 1}"
     try:
-        return vm.block(body, scope, replace_path(frame, key))
+        return body(vm, op["body"], scope, frame, key, "item", op, text=text, names=names)
     except ReturnSignal as done:
         return done.value
 
@@ -307,29 +313,96 @@ def items_of(value: Any) -> list[Any]:
     return [value]
 
 
+def body(
+    vm: Interpreter,
+    statements: list[Any] | tuple[Any, ...],
+    scope: Scope,
+    frame: Frame,
+    key: str,
+    kind: str,
+    node: Mapping[str, Any] | None,
+    *,
+    text: str | None = None,
+    depth: int | None = None,
+    names: Mapping[str, Any] | None = None,
+) -> Any:
+    """A nested body (an if/elif/else branch, a choice option, a try, catch or finally
+    body, a `do:` block, a pipeline item) as an execution row of its own, its parent
+    the statement's row, as seed 004's execution table models blocks: the body's
+    bindings (and `names`, defined in it first: a catch's error) are scoped to it, so
+    the seed's scope-chain query from a row inside walks up through it."""
+    line = node.get("line") if node is not None else None
+    with vm.record.row(key, kind, path=frame.function.path, line=line, text=text):
+        inner = Scope(scope, frame=key)
+        for name, value in (names or {}).items():
+            inner.define(name, value)
+            vm.record.bind(key, name, BindingKind.LET, value)
+        return vm.block(statements, inner, replace_path(frame, key, depth))
+
+
+def if_(vm: Interpreter, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+    for index, branch in enumerate(stmt["branches"]):
+        if vm.decide(branch["condition"], scope, frame, f"{key}?{index}"):
+            vm.record.note(key, {"branch": index})
+            return body(vm, branch["body"], scope, frame, f"{key}.{index}", "branch", branch)
+    return None
+
+
+def choice(vm: Interpreter, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
+    labels = tuple(option["label"]["value"] for option in stmt["options"])
+    question = vm.interpolate(str(stmt["criteria"]["text"]), scope)
+    chosen = vm.step(
+        frame,
+        f"{key}?",
+        Ask(
+            kind="question",
+            target=frame.function.name,
+            key=f"{key}?",
+            args={},
+            question=question,
+            options=labels,
+        ),
+    )
+    index = labels.index(chosen)
+    vm.record.note(key, {"branch": index, "option": chosen})
+    option = stmt["options"][index]
+    return body(vm, option["body"], scope, frame, f"{key}.{index}", "branch", option)
+
+
 def try_(vm: Interpreter, stmt: Mapping[str, Any], scope: Scope, frame: Frame, key: str) -> Any:
     frame.emit(Event(kind="try", depth=frame.depth))
-    inner = replace_path(frame, f"{key}.try", frame.depth + 1)
+    depth = frame.depth + 1
     try:
-        return vm.block(stmt["body"], Scope(scope), inner)
+        return body(vm, stmt["body"], scope, frame, f"{key}.try", "try", stmt, depth=depth)
     except ProseError as error:
         catch = stmt.get("catch")
         if catch is None:
             raise
         frame.emit(Event(kind="catch", name=catch.get("name") or "", depth=frame.depth))
         vm.record.note(key, {"caught": message_of(error.value)})
-        handler = Scope(scope)
-        if catch.get("name"):
-            handler.define(catch["name"], error.value)
-            vm.record.bind(scope.frame_of(), catch["name"], BindingKind.LET, error.value)
-        return vm.block(
-            catch["body"], handler, replace_path(frame, f"{key}.catch", frame.depth + 1)
+        names = {catch["name"]: error.value} if catch.get("name") else {}
+        return body(
+            vm,
+            catch["body"],
+            scope,
+            frame,
+            f"{key}.catch",
+            "catch",
+            catch,
+            depth=depth,
+            names=names,
         )
     finally:
         if stmt.get("finally_body") is not None:
             frame.emit(Event(kind="finally", depth=frame.depth))
-            vm.block(
+            body(
+                vm,
                 stmt["finally_body"],
-                Scope(scope),
-                replace_path(frame, f"{key}.finally", frame.depth + 1),
+                scope,
+                frame,
+                f"{key}.finally",
+                "finally",
+                None,
+                text="finally:",
+                depth=depth,
             )

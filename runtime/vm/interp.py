@@ -32,6 +32,7 @@ from .program import (
     ProseError,
     ReturnSignal,
     Scope,
+    anonymous_positions,
     literal,
     replace_path,
     to_json,
@@ -65,6 +66,10 @@ class Interpreter:
     nest: Callable[[str, Mapping[str, str], dict[str, Any], str], Any] | None = None
     record: StepRecorder = field(default_factory=lambda: NULL_RECORDER)  # seed 004 rows
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _anonymous: dict[int, int] = field(default_factory=dict)  # statement → its anon_NNN
+
+    def __post_init__(self) -> None:
+        self._anonymous = anonymous_positions(self.program.functions)
 
     # -- entry ------------------------------------------------------------------------
 
@@ -233,38 +238,15 @@ class Interpreter:
             raise ContinueSignal
         if t == "ExprStmt":
             value = self.value(stmt["value"], scope, frame, key)
-            if stmt["value"].get("t") == "Invocation" and value is not None:
-                self.record.anonymous(scope.frame_of(), key, value, **where)
+            number = self._anonymous.get(id(stmt))
+            if stmt["value"].get("t") == "Invocation" and value is not None and number:
+                self.record.anonymous(scope.frame_of(), key, value, number, **where)
             self._done(stmt["value"], "", frame)
             return value
         if t == "If":
-            for index, branch in enumerate(stmt["branches"]):
-                if self.decide(branch["condition"], scope, frame, f"{key}?{index}"):
-                    self.record.note(key, {"branch": index})
-                    return self.block(
-                        branch["body"], Scope(scope), replace_path(frame, f"{key}.{index}")
-                    )
-            return None
+            return flow.if_(self, stmt, scope, frame, key)
         if t == "Choice":
-            labels = tuple(option["label"]["value"] for option in stmt["options"])
-            question = self.interpolate(str(stmt["criteria"]["text"]), scope)
-            chosen = self.step(
-                frame,
-                f"{key}?",
-                Ask(
-                    kind="question",
-                    target=frame.function.name,
-                    key=f"{key}?",
-                    args={},
-                    question=question,
-                    options=labels,
-                ),
-            )
-            index = labels.index(chosen)
-            self.record.note(key, {"branch": index, "option": chosen})
-            return self.block(
-                stmt["options"][index]["body"], Scope(scope), replace_path(frame, f"{key}.{index}")
-            )
+            return flow.choice(self, stmt, scope, frame, key)
         if t == "Try":
             return flow.try_(self, stmt, scope, frame, key)
         if t == "AgentDef":
@@ -364,7 +346,7 @@ class Interpreter:
             return nested.call_block(self, node, scope, frame, key)
         if t == "DoBlock":
             try:
-                return self.block(node["body"], Scope(scope), replace_path(frame, f"{key}.do"))
+                return flow.body(self, node["body"], scope, frame, f"{key}.do", "do", node)
             except ReturnSignal as done:
                 return done.value
         if t == "Parallel":

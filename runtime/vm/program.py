@@ -210,3 +210,34 @@ def message_of(value: Any) -> str:
     if isinstance(value, dict) and "error" in value:
         return f"{value['error']}: {value.get('detail', '')}".strip().rstrip(":")
     return value if isinstance(value, str) else to_json(value)
+
+
+def anonymous_positions(functions: Mapping[str, Function]) -> dict[int, int]:
+    """Seed 004's `anon_NNN` numbers by program position: every statement that is a
+    bare invocation (a session or call whose value nothing captures), numbered 1, 2, …
+    in the order the program's functions and their scripts are written (nested bodies
+    in place). Keyed by the statement node's identity, so the number depends only on
+    where the statement is in the program, never on when it ran: parallel branches,
+    backends and resumed runs agree. A statement run again in another frame (a loop
+    iteration, a block or function invocation) has the same name there: the bindings
+    key is (name, run, execution scope)."""
+    numbers: dict[int, int] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            value = node.get("value")
+            invocation = isinstance(value, Mapping) and value.get("t") == "Invocation"
+            if node.get("t") == "ExprStmt" and invocation:
+                numbers[id(node)] = len(numbers) + 1
+            for item in node.values():
+                walk(item)
+        elif isinstance(node, list | tuple):
+            for item in node:
+                walk(item)
+
+    for function in functions.values():
+        walk(function.script)
+    return numbers
+
+
+__all__ += ["anonymous_positions"]

@@ -15,9 +15,14 @@ longest recorded prefix of its key (`main/3@0/1` → `main/3@0` → `main/3`).
 Bindings are scoped as seed 004 says: `execution_id` NULL at the entry function's top
 level, else the row of the innermost frame that holds the name (a scripted function
 or block invocation, a `use`d program's run, a loop iteration), so the seed's
-scope-chain query from any row finds the binding visible there. An expression
-statement whose value is a call or session result gets the run's next `anon_NNN`
-binding (keyed by its step, so a resume does not add another).
+scope-chain query from any row finds the binding visible there. A nested body (an
+if/elif/else branch, a choice option, a try/catch/finally body, a `do:` block, a
+pipeline item) has a row of its own and is the frame of what it binds. An expression
+statement whose value is a call or session result is bound as `anon_NNN`, NNN its
+statement's place in the program (never the order steps ran in, which parallel
+branches make a race), in its frame's scope; the entry's declared returns are
+`output` bindings scoped to the run's `output` row, so a root `let` of the same name
+keeps its own row under seed 004's key (name, run, execution scope).
 """
 
 from __future__ import annotations
@@ -91,8 +96,6 @@ class Sink(Protocol):
         source: str | None,
         metadata: Mapping[str, Any],
     ) -> None: ...
-
-    def anon(self, value: str, execution_id: int | None, source: str | None, key: str) -> str: ...
 
     def agent(
         self, name: str, scope: AgentScope, memory: str, metadata: Mapping[str, Any]
@@ -301,15 +304,27 @@ class StepRecorder:
             self.sink.binding(name, kind, text_of(value), self._scope(frame), source, metadata)
 
     def anonymous(
-        self, frame: str | None, key: str, value: Any, *, path: str = "", line: int | None = None
+        self,
+        frame: str | None,
+        key: str,
+        value: Any,
+        number: int,
+        *,
+        path: str = "",
+        line: int | None = None,
     ) -> None:
+        """The value of a bare invocation as `anon_NNN`, `number` its statement's place
+        in the program (program.anonymous_positions), in the frame's scope."""
         if self.sink is None:
             return
         with self._lock:
             if key in self._anon:
                 return
+            name = f"anon_{number:03d}"
             source = self._text(path, line)
-            self._anon[key] = self.sink.anon(text_of(value), self._scope(frame), source, key)
+            scope = self._scope(frame)
+            self.sink.binding(name, BindingKind.LET, text_of(value), scope, source, {"key": key})
+            self._anon[key] = name
 
     # -- agents and imports ----------------------------------------------------------------
 

@@ -95,16 +95,6 @@ class SqlSink:
             metadata=metadata,
         )
 
-    def anon(self, value: str, execution_id: int | None, source: str | None, key: str) -> str:
-        row = self.state.put_anonymous(
-            self.run_id,
-            value,
-            execution_id=execution_id,
-            source_statement=source,
-            metadata={"key": key},
-        )
-        return row["name"]
-
     def agent(self, name: str, scope: AgentScope, memory: str, metadata: Mapping[str, Any]) -> None:
         run_id = self.run_id if scope == AgentScope.EXECUTION else None
         self.state.put_agent(name, scope, memory, run_id=run_id, metadata=metadata)

@@ -231,16 +231,6 @@ class FsSink:
             metadata=dict(metadata),
         )
 
-    def anon(self, value: str, execution_id: int | None, source: str | None, key: str) -> str:
-        used = [
-            int(b["name"][5:])
-            for b in self._state()["bindings"]
-            if b["name"].startswith("anon_") and b["name"][5:].isdigit()
-        ]
-        name = f"anon_{max(used, default=0) + 1:03d}"
-        self.binding(name, BindingKind.LET, value, execution_id, source, {"key": key})
-        return name
-
     def agent(self, name: str, scope: AgentScope, memory: str, metadata: Mapping[str, Any]) -> None:
         self.log.append("agent", name=name, scope=scope, memory=memory, metadata=dict(metadata))
 

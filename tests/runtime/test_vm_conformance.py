@@ -252,11 +252,27 @@ def check(program: str, rows: dict[str, Any]) -> None:
         assert failed["status"] == "failed" and failed["error"].startswith("refused: ")
         assert executions["main/1"]["status"] == "completed"
         assert executions["main/1"]["metadata"]["caught"] == failed["error"]
-        assert scoped[("anon_001", None)][1].startswith("notify-sender:")
+        # the try, catch and finally bodies are rows of their own, frames of their bindings
+        parts = {part: executions[f"main/1.{part}"] for part in ("try", "catch", "finally")}
+        assert [(p["parent"], p["metadata"]["kind"], p["status"]) for p in parts.values()] == [
+            ("main/1", "try", "failed"),
+            ("main/1", "catch", "completed"),
+            ("main/1", "finally", "completed"),
+        ]
+        assert parts["catch"]["text"] == "catch as refusal:" and failed["parent"] == "main/1.try"
+        assert scoped[("refusal", "main/1.catch")][0] == "let"
+        assert scoped[("anon_001", "main/1.finally")][1].startswith("notify-sender:")
+        # the returned `receipt` (output, in the output row) beside the root `let receipt`
+        assert executions["output"]["parent"] is None
+        assert scoped[("receipt", "output")][0] == "output"
+        assert scoped[("receipt", None)] == ("let", scoped[("receipt", "output")][1])
     if program == "vm-branches":
         assert executions["main/1"]["metadata"]["branch"] == 1
         assert executions["main/3"]["metadata"]["option"] == "detailed"
-        assert executions["main/1.1/0"]["parent"] == "main/1"
+        assert executions["main/1.1/0"]["parent"] == "main/1.1"  # the elif body's row
+        assert executions["main/1.1"]["parent"] == "main/1"
+        assert executions["main/1.1"]["text"] == "elif **the leaves are pale**:"
+        assert executions["main/3.1"]["metadata"]["kind"] == "branch"
     if program == "vm-blocks":
         assert executions["main/1#glaze"]["metadata"]["kind"] == "block"
         assert scoped[("pot", "main/1#glaze")] == ("input", "jug")
@@ -296,7 +312,14 @@ def test_every_backend_records_the_same_rows(
     assert logical(store.rows(outcome), outcome["run_id"]) == expected
 
 
-CUTS = {"vm-loops": [3, 9], "vm-parallel": [2], "vm-imports": [3], "vm-agents": [3, 5]}
+CUTS = {
+    "vm-loops": [3, 9],
+    "vm-parallel": [2],
+    "vm-imports": [3],
+    "vm-agents": [3, 5],
+    "vm-bindings": [3],  # after the first call (its row left executing)
+    "vm-sessions": [4, 5],  # after the host's session, after its resumed one
+}
 DURABLE = [b for b in BACKENDS if b != "in-context"]
 
 
@@ -356,9 +379,11 @@ def test_inspect_shows_a_vm_runs_rows_from_its_store(
     lines = shown.stdout.splitlines()
     steps = lines[lines.index("steps:") + 1 :]
     assert "    2 try: ✓" in steps
+    assert any(line.startswith("      3 try: ✗ — refused: ") for line in steps)  # its body
     assert any(
-        line.startswith("      3 receipt = call courier-booking ✗ — refused: ") for line in steps
+        line.startswith("        4 receipt = call courier-booking ✗ — refused: ") for line in steps
     )
+    assert "      5 catch as refusal: ✓" in steps
     assert "binding parcel (input, root): books" in steps
     data = json.loads(store.project.prosec("inspect", "latest", "--json", env=store.env).stdout)
     assert data["vm"] == store.rows(outcome)

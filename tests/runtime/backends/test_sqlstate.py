@@ -344,11 +344,16 @@ def test_a_vm_run_has_its_run_row_and_input_bindings(store: Store, tmp_path: Pat
     rows = [(b["name"], b["binding"], b["value"]) for b in state.bindings(run_id)]
     inputs = [row for row in rows if row[1] == "input"]
     assert inputs == [("strength", "input", "strong"), ("tea", "input", "green")]
-    # the entry's declared returns are its `output` bindings; it is one call: one row
+    # it is one call: one row; the entry's declared returns are its `output` bindings,
+    # scoped to the run's `output` row
     assert sorted(row[0] for row in rows if row[1] == "output") == ["advice", "minutes"]
-    assert [(e["statement_text"], e["status"]) for e in state.executions(run_id)] == [
-        ("call tea-timer", "completed")
+    executions = state.executions(run_id)
+    assert [(e["statement_text"], e["status"]) for e in executions] == [
+        ("call tea-timer", "completed"),
+        ("output: minutes, advice", "completed"),
     ]
+    scopes = {b["execution_id"] for b in state.bindings(run_id) if b["binding"] == "output"}
+    assert scopes == {executions[1]["id"]}
 
 
 def test_agent_memory_and_segments_are_projected_into_the_agents_tables(

@@ -12,8 +12,9 @@ The table:
 - `calls`: function → {return name → value}; a call not listed returns, for each
   declared return, `"{target}:{return}({args as sorted JSON})"`;
 - `fail`: function names whose calls write `__error.md` (`# Error: refused`);
-- `sleep`: seconds to wait before answering (crash and concurrency tests); the time
-  spent is written to `$PROSEC_WORKSPACE/__span.json` as `{"start", "end"}`.
+- `sleep`: seconds to wait before answering (crash and concurrency tests), or a map
+  target → seconds (a target not listed does not wait); the time spent is written to
+  `$PROSEC_WORKSPACE/__span.json` as `{"start", "end"}`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def main() -> int:
     out = Path(os.environ["PROSEC_OUTPUT"])
     kind, target, key = call["kind"], call["target"], call["key"]
     started = time.time()
-    time.sleep(float(table.get("sleep", 0)))
+    sleep = table.get("sleep", 0)
+    time.sleep(float(sleep.get(target, 0) if isinstance(sleep, dict) else sleep))
     span = {"start": started, "end": time.time()}
     (Path(os.environ["PROSEC_WORKSPACE"]) / "__span.json").write_text(json.dumps(span))
     if target in table.get("fail", []):
