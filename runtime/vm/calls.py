@@ -25,11 +25,12 @@ import re
 import secrets
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..agents import AgentMemory, open_memory, rotate
+from ..agents import AgentMemory, open_memory, rotate, segment_name
+from ..canonical import canonical_json
 from ..fsio import atomic_write_bytes, read_tree
 from ..renders import Binding, BindingError, Renderer, RenderRequest, make_renderer, resolve_binding
 from ..userjson import JSONInputError, loads
@@ -140,6 +141,8 @@ class Invoker:
                 run_dir=self.memory_root or self.run_dir,
                 ephemeral=self.ephemeral,
             )
+            if memory is not None:
+                memory = claim_segment(self.memory_root or self.run_dir, ask.key, memory)
         request = RenderRequest(
             run_id=self.run_id,
             node=ask.target,
@@ -184,6 +187,41 @@ class Invoker:
         if not outcome.ok:
             raise StepFailed(outcome.error or "failed", outcome.detail)
         return _read_answer(ask, read_tree(output))
+
+
+SEGMENTS = Path("vm") / "segments.json"
+_CLAIMING = threading.Lock()
+
+
+def claim_segment(run_dir: Path, key: str, memory: AgentMemory) -> AgentMemory:
+    """The segment number of the session that is step `key`, claimed in the top run's
+    `vm/segments.json` (step key → agent, folder, number) before the session starts.
+    The step run again (a resume after a cut or a lost store write, before the step was
+    journaled) gets the number it had, not the next unused one; a session of the same
+    agent in flight at once (parallel branches) gets the next number past every claim."""
+    path = run_dir / SEGMENTS
+    with _CLAIMING:
+        claims: dict[str, Any] = {}
+        if path.is_file():
+            found = loads(path.read_bytes(), source=str(path))
+            claims = found if isinstance(found, dict) else {}
+        folder = str(memory.directory)
+        mine = claims.get(key)
+        if isinstance(mine, dict) and mine.get("agent") == memory.name:
+            number = int(mine["number"])
+        else:
+            taken = [
+                int(c["number"])
+                for c in claims.values()
+                if isinstance(c, dict)
+                and c.get("agent") == memory.name
+                and c.get("folder") == folder
+            ]
+            number = max(memory.number, max(taken, default=0) + 1)
+            claims[key] = {"agent": memory.name, "folder": folder, "number": number}
+            atomic_write_bytes(path, canonical_json(claims) + b"\n")
+    segment = memory.directory / segment_name(memory.name, number)
+    return replace(memory, number=number, segment=segment)
 
 
 def _task(ask: Ask, output: Path) -> str:
