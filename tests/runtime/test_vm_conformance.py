@@ -318,7 +318,7 @@ CUTS = {
     "vm-imports": [3],
     "vm-agents": [3, 5],
     "vm-bindings": [3],  # after the first call (its row left executing)
-    "vm-sessions": [4, 5],  # after the host's session, after its resumed one
+    "vm-sessions": [3, 4, 5, 6],  # the call, the host's session, its resumption, the last
 }
 DURABLE = [b for b in BACKENDS if b != "in-context"]
 
