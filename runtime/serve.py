@@ -285,13 +285,19 @@ def _ended(project: Project, run: RunDir, summary: RunSummary, on_run: OnRun) ->
 def prune_run_data(project: Project, keep: int) -> list[str] | None:
     """Under the runner lock, delete the seed 004 run data (executions, bindings,
     imports, execution-scoped agents and segments, attachments) of every ended run but
-    the `keep` newest; the runs pruned, or None for a backend without run tables."""
+    the `keep` newest (on the filesystem: the VM state logs' rows, statelog.py); the runs
+    pruned, or None for a backend that keeps no run data (in-context)."""
     state = project.backend.run_state
-    if state is None:
+    filesystem = project.backend.name == "filesystem"  # its runs' vm/state.jsonl
+    if state is None and not filesystem:
         return None
     if not project.backend.try_lock():
         raise SessionError(LOCK_HELD)
     try:
+        if state is None:
+            from .vm.statelog import prune_states
+
+            return prune_states(project.root / "runs", keep)
         return state.prune(keep)
     finally:
         project.backend.unlock()

@@ -1,4 +1,5 @@
-"""`prosec db prune`: drop old run data from the SQL backends' seed 004 run tables."""
+"""`prosec db prune`: drop old run data from the seed 004 run tables of the SQL backends
+and from the filesystem's VM state logs (runs/{id}/vm/state.jsonl)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ __all__ = ["db"]
 
 @click.group("db")
 def db() -> None:
-    """The run tables of the SQL backends (sqlite, postgres)."""
+    """The seed 004 run data: the SQL backends' run tables (sqlite, postgres), the
+    filesystem's VM state logs."""
 
 
 @db.command("prune")
@@ -31,8 +33,9 @@ def db() -> None:
 @json_opt
 def prune(root: Path, backend: str | None, keep: int, as_json: bool) -> None:
     """Delete the run data (executions, bindings, imports, run agents and segments,
-    attachments) of every ended run but the KEEP newest. Run rows and receipts stay:
-    the ledger is append-only."""
+    attachments) of every ended run but the KEEP newest (on the filesystem: the rows of
+    each run's vm/state.jsonl but its run status). Run rows and receipts stay: the
+    ledger is append-only."""
     from prosec.runtime.serve import prune_run_data
 
     with user_errors():
@@ -46,7 +49,7 @@ def prune(root: Path, backend: str | None, keep: int, as_json: bool) -> None:
         echo_json({"backend": name, "keep": keep, "pruned": pruned})
         return
     if pruned is None:
-        click.echo(f"nothing to prune: the {name} backend keeps run data in each run's folder")
+        click.echo(f"nothing to prune: the {name} backend keeps no run data")
         return
     noun = "run" if len(pruned) == 1 else "runs"
     click.echo(f"pruned the run data of {len(pruned)} {noun} (kept the {keep} newest ended runs)")

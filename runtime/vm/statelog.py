@@ -28,7 +28,7 @@ from ..fsio import append_line, repair_torn_tail
 from ..protocol import AgentScope, BindingKind, ExecutionStatus, RunStatus
 from ..userjson import JSONInputError, loads
 
-__all__ = ["STATE", "FsSink", "StateLog", "StateLogError", "read_state"]
+__all__ = ["STATE", "FsSink", "StateLog", "StateLogError", "prune_states", "read_state"]
 
 STATE = Path("vm") / "state.jsonl"
 
@@ -271,3 +271,38 @@ class FsSink:
             ensures=ensures,
             metadata=dict(metadata),
         )
+
+
+def prune_states(runs: Path, keep: int) -> list[str]:
+    """`prosec db prune` on the filesystem, as on the SQL stores: of every ended run but
+    the `keep` newest (ended: its state log's run status, else its vm.log end marker;
+    oldest first by creation, as `latest` orders them), the VM run data (executions,
+    bindings, imports, agents, segments) leaves `vm/state.jsonl`, which keeps its `run`
+    events, re-chained, as the SQL stores keep the run row; newest first, the runs
+    pruned (one whose log held nothing else is not counted)."""
+    from ..fsio import atomic_write_bytes
+    from ..runs import runs_in_order
+
+    ended: list[tuple[str, StateLog | None]] = []
+    for run in reversed(runs_in_order(runs)):
+        path = run.path / STATE
+        log = StateLog(path) if path.is_file() else None
+        status = fold(log.events)["run"].get("status") if log is not None else None
+        # ended: its state log says so; a run without VM state: its end marker
+        if (status or RunStatus.RUNNING) != RunStatus.RUNNING or (
+            status is None and run.finished() is not None
+        ):
+            ended.append((run.run_id, log))
+    pruned = []
+    for run_id, log in ended[keep:]:
+        kept = [e for e in log.events if e["op"] == "run"] if log is not None else []
+        if log is None or len(kept) == len(log.events):
+            continue
+        lines, head = [], None
+        for seq, event in enumerate(kept, start=1):
+            line = canonical_json({**event, "seq": seq, "prev": head})
+            head = hashlib.sha256(line).hexdigest()
+            lines.append(line + b"\n")
+        atomic_write_bytes(log.path, b"".join(lines))
+        pruned.append(run_id)
+    return pruned
