@@ -277,9 +277,13 @@ def _item(
     names: Mapping[str, Any],
 ) -> Any:
     """One item of a pipeline stage, in a row of its own (kind `item`)."""
-    text = f"{op['kind']} item {int(key.rsplit('@', 1)[1]) + 1}"
+    stage, i = key.rsplit("|", 1)[1].split("@")
+    about = {"pipeline_id": key.rsplit("|", 1)[0], "stage": int(stage), "iteration": int(i)}
+    text = f"{op['kind']} item {int(i) + 1}"
     try:
-        return body(vm, op["body"], scope, frame, key, "item", op, text=text, names=names)
+        return body(
+            vm, op["body"], scope, frame, key, "item", op, text=text, names=names, metadata=about
+        )
     except ReturnSignal as done:
         return done.value
 
@@ -325,6 +329,7 @@ def body(
     text: str | None = None,
     depth: int | None = None,
     names: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Any:
     """A nested body (an if/elif/else branch, a choice option, a try, catch or finally
     body, a `do:` block, a pipeline item) as an execution row of its own, its parent
@@ -332,7 +337,8 @@ def body(
     bindings (and `names`, defined in it first: a catch's error) are scoped to it, so
     the seed's scope-chain query from a row inside walks up through it."""
     line = node.get("line") if node is not None else None
-    with vm.record.row(key, kind, path=frame.function.path, line=line, text=text):
+    path = frame.function.path
+    with vm.record.row(key, kind, path=path, line=line, text=text, metadata=metadata):
         inner = Scope(scope, frame=key)
         for name, value in (names or {}).items():
             inner.define(name, value)

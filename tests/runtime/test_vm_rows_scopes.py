@@ -241,3 +241,52 @@ def test_the_seed_resolution_query_resolves_through_body_rows(
         return
     with database(request.getfixturevalue("postgres_url")) as url:
         check(postgres_store(url, made.root / "runs"))
+
+
+PIPELINE = """---
+name: pantry-notes
+kind: function
+---
+
+# Pantry notes
+
+### Returns
+
+- `notes`: one note a dish
+
+### Execution
+
+```prose
+let dishes = ["soup", "bread"]
+let notes = dishes
+  | map:
+      session "Describe the {item}"
+return notes
+```
+"""
+
+
+@pytest.mark.parametrize("store_for", BACKENDS, indirect=True)
+def test_each_pipeline_item_is_a_row_and_the_frame_of_its_anonymous_binding(
+    store_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bare session of a `map:` body runs once an item: the same name, anon_001,
+    in each item's row (not one row overwritten, nor names by finishing order)."""
+    store: Store = store_for("vm-sessions", "book-club", {})
+    rewrite(store.project, "pantry-notes", PIPELINE)
+    rows = run(store, monkeypatch)
+    items = {
+        key: (row["parent"], row["text"], row["metadata"]["iteration"])
+        for key, row in rows["executions"].items()
+        if row["metadata"]["kind"] == "item"
+    }
+    assert items == {
+        "main/1|0@0": ("main/1", "map item 1", 0),
+        "main/1|0@1": ("main/1", "map item 2", 1),
+    }
+    scoped = {(name, scope): value for name, scope, _, value, _ in rows["bindings"]}
+    assert scoped[("item", "main/1|0@1")] == "bread"
+    assert {k: v.split(": ", 1)[1].split(" {")[0] for k, v in scoped.items() if "anon" in k[0]} == {
+        ("anon_001", "main/1|0@0"): "Describe the soup",
+        ("anon_001", "main/1|0@1"): "Describe the bread",
+    }
