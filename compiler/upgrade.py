@@ -202,7 +202,8 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
     """A legacy run adopted as runs/{id}/, then moved into it as legacy/."""
     from prosec.runtime.inspection import inspect_run
     from prosec.runtime.userjson import loads
-    from prosec.runtime.vm.legacy_seed import adopt_legacy, seed_steps
+    from prosec.runtime.vm.legacy_adopt import adopt_legacy
+    from prosec.runtime.vm.legacy_seed import seed_steps
 
     from .legacy_compile import LegacyProgramError, compile_legacy
 

@@ -31,7 +31,7 @@ def resume_legacy(
     """Continue the legacy run `folder` as `runs/{its id}/`, none of its steps redone."""
     from prosec.runtime.inspection import inspect_run
     from prosec.runtime.runs import RunDir
-    from prosec.runtime.vm.legacy_seed import adopt_legacy
+    from prosec.runtime.vm.legacy_adopt import adopt_legacy
 
     from .run_file import resume_file
 

@@ -1,0 +1,114 @@
+"""`prosec resume` of the legacy survey run (seed 000): block invocations take the
+execution ids `state.md` and `bindings/` record for them, not ids guessed in call order
+(a parallel whose second branch started first, so holds the smaller id), and a
+half-finished nested import (`imports/std--briefing/`) continues from its own
+`state.md` and `bindings/`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ...conftest import REPO
+from ..project import PROSEC
+from .support import FAKE_AGENT
+
+LEGACY = REPO / "tests" / "data" / "legacy"
+RUN = "20260117-080000-s0rv3y"
+SOUTH = "The south quay's fenders are worn at berth 3."
+OUTLINE = "1. Tides  2. Quays  3. Works in progress"
+
+
+def survey(tmp: Path) -> Path:
+    root = tmp / "survey"
+    shutil.copytree(LEGACY / "survey", root)
+    (root / "table.json").write_text("{}")
+    command = json.dumps([sys.executable, str(FAKE_AGENT), "table.json", "agent.log"])
+    (root / "prose.toml").write_text(f'[render.default]\nkind = "agent"\ncommand = {command}\n')
+    return root
+
+
+def prosec(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(root.parent / "home")}
+    return subprocess.run(
+        [str(PROSEC), *args], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def journal(path: Path) -> dict[str, Any]:
+    lines = path.read_text().splitlines()
+    return {e["key"]: e["value"] for e in map(json.loads, lines)}
+
+
+def performed(root: Path) -> list[str]:
+    log = root / "agent.log"
+    return sorted(line.split(" ")[2] for line in log.read_text().splitlines())
+
+
+def test_a_resumed_run_maps_each_invocation_to_its_legacy_execution_id(tmp_path: Path) -> None:
+    root = survey(tmp_path)
+    result = prosec(root, "resume", RUN, "--json")
+    assert result.returncode == 0, result.stderr
+    done = journal(root / "runs" / RUN / "vm/journal.jsonl")
+    # south (branch 1) started first: execution 41, finished; north (branch 0) is the
+    # executing frame 42 of the call stack, its note not written yet
+    assert done["main/2|1#inspect/0"] == {"ok": SOUTH}
+    ran = performed(root)
+    assert "main/2|0#inspect/0" in ran and "main/2|1#inspect/0" not in ran
+    outcome = json.loads(result.stdout)
+    assert "Inspect the north quay" in outcome["result"]
+
+
+def test_a_half_finished_import_resumes_from_its_own_state(tmp_path: Path) -> None:
+    root = survey(tmp_path)
+    result = prosec(root, "resume", RUN, "--json")
+    assert result.returncode == 0, result.stderr
+    ran = performed(root)
+    assert "main/2|2>main/1" in ran  # the briefing itself, still to do
+    assert "main/2|2>main/0" not in ran  # the outline the import had written
+    nested = root / "runs" / RUN / "imports/briefer--briefing"
+    assert json.loads((nested / "vm/call.json").read_text()) == {"key": "main/2|2"}
+    assert journal(nested / "vm/journal.jsonl")["main/2|2>main/0"] == {"ok": OUTLINE}
+    assert f"Write the briefing from {OUTLINE}" in json.loads(result.stdout)["result"]
+
+
+def _seeded(root: Path, edit: Any) -> dict[str, Any]:
+    from prosec.compiler.legacy_compile import compile_legacy
+    from prosec.runtime.inspection import inspect_run
+    from prosec.runtime.vm.legacy_seed import seed_steps
+
+    folder = root / ".prose/runs" / RUN
+    raw, compiled, _ = compile_legacy(root, folder)
+    data = inspect_run(folder)
+    edit(data)
+    source = compiled[str(raw["vm"]["target"])].decode()
+    return {key: value for key, _, value in seed_steps(raw["vm"], data, source)}
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    ["call stack and trace", "parameter bindings"],
+)
+def test_either_record_of_the_ids_is_enough(tmp_path: Path, evidence: str) -> None:
+    """The call stack with the trace's EXECUTING branch, or the invocations' `kind:
+    input` parameter bindings (`zone__41.md`), each place south at 41 on its own."""
+    root = survey(tmp_path)
+
+    def edit(data: dict[str, Any]) -> None:
+        if evidence == "parameter bindings":
+            data["call_stack"] = []
+            for entry in data["trace"]:
+                entry.pop("status", None)
+        else:
+            data["bindings"] = [b for b in data["bindings"] if b["name"] != "zone"]
+
+    seeded = _seeded(root, edit)
+    assert seeded["main/2|1#inspect/0"] == {"ok": SOUTH}
+    assert "main/2|0#inspect/0" not in seeded
