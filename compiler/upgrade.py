@@ -225,7 +225,9 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
     try:
         raw, compiled, origin = compile_legacy(root, folder)
     except LegacyProgramError as exc:
-        detail = f"; {exc.report.strip().splitlines()[0]}" if exc.report.strip() else ""
+        lines = exc.report.strip().splitlines()
+        first = next((line for line in lines if " error " in line), lines[0] if lines else "")
+        detail = f"; {first}" if first else ""  # the first error, not a warning before it
         plan.errors.append((folder, f"{exc}{detail}: left as it is"))
         return
     source = compiled.get(str(raw["vm"].get("target") or ""), b"").decode("utf-8", "replace")

@@ -83,14 +83,13 @@ def _compile(path: Path, legacy: tuple[str, str] | None = None) -> tuple[Path, s
     """(project root, display path of the file, compile result, the file's contract).
     `legacy` is a legacy program's (display path, Contract Markdown form): compiled in
     place of any file at that path."""
+    from ..legacy_compile import compile_source
     from ..lint import read_source
-    from ..pipeline import compile_texts, importer, read_sources
+    from ..pipeline import compile_texts, importer
 
     root = project_key(path)
     config = load_config(root)
     target = path.resolve().relative_to(root).as_posix()
-    if legacy is not None:
-        target = legacy[0]
     try:
         if path.name == "index.prose.md":
             refs = discover([path.parent], root)
@@ -99,18 +98,16 @@ def _compile(path: Path, legacy: tuple[str, str] | None = None) -> tuple[Path, s
                 text, problem = read_source(ref)
                 if text is not None and problem is None:
                     texts.append((ref.display, text))
-            unreadable: list[Any] = []
+            result = compile_texts(texts, config, imports=importer(root))
+            own = [f for f in result.unit.project.files if f.path == target]
+            contracts = [c for c in own[0].contracts if not c.inline] if own else []
+        elif legacy is not None:
+            result, contracts = compile_source(root, config, legacy[0], legacy[1], legacy=target)
+            target = legacy[0]
         else:
-            texts, unreadable = read_sources(root, config)
-            if legacy is not None:
-                texts = [(p, t) for p, t in texts if p != target] + [legacy]
-            elif target not in {p for p, _ in texts}:
-                texts.append((target, path.read_text(encoding="utf-8")))
+            result, contracts = compile_source(root, config, target, None, file=path)
     except (DiscoveryError, OSError, UnicodeDecodeError) as exc:
         fail(f"{path}: {exc}")
-    result = compile_texts(texts, config, extra=unreadable, imports=importer(root))
-    own = [f for f in result.unit.project.files if f.path == target]
-    contracts = [c for c in own[0].contracts if not c.inline] if own else []
     if not contracts:
         sys.stdout.write(report.render(result.diagnostics, "text"))
         fail(f"{target}: no contract in this file to run")
