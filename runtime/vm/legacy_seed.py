@@ -33,7 +33,7 @@ import contextlib
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,16 +42,26 @@ from . import nested
 from .calls import Ask
 from .interp import Interpreter
 from .journal import Journal
-from .legacy_trace import ExecutionIds, TraceStatus, block_names
+from .legacy_trace import (
+    MISSING,
+    ExecutionIds,
+    TraceStatus,
+    block_names,
+    import_results,
+    loop_progress,
+    match_import,
+)
 from .program import Frame, Program, ProseError, Scope
 
 __all__ = ["Seed", "legacy_inputs", "seed_run", "seed_steps"]
 
 _PROBES = 256  # probe runs at most (each question can double them)
 _STEPS = 20_000  # steps one probe may meet (a loop bounded by a reference, recursion)
-_MISSING = object()
+_MISSING = MISSING  # a binding or import result not found
 _INVOCATION = re.compile(r"#[A-Za-z_][\w-]*(?=/|$)")
 _BRANCH = re.compile(r"(?P<parallel>.+)\|(?P<index>\d+)")
+_ITERATION = re.compile(r"(?P<loop>.+)@(?P<index>\d+)")
+_TURN = 30.0  # seconds a branch waits for the one before it, at most
 
 
 class _NeedAnswer(Exception):
@@ -85,7 +95,7 @@ class _Probe(Interpreter):
         lines: list[str],
     ) -> None:
         self.lines = lines  # the compiled source's lines (loops are found by their header)
-        self.progress = _loop_progress(run)
+        self.progress = loop_progress(run)
         self.trace = TraceStatus(run, lines)
         self.lines_of: dict[str, Any] = {}  # statement key -> its compiled line
         self.turns: dict[str, int] = {}  # parallel key -> the branch whose turn it is
@@ -128,14 +138,28 @@ class _Probe(Interpreter):
         branch = _BRANCH.fullmatch(key)
         if branch is None:
             return super().statement(stmt, scope, frame, key)
-        index = int(branch["index"])  # a parallel branch: after the one before it
-        with self.turn:
-            self.turn.wait_for(lambda: self.turns.get(branch["parallel"], 0) >= index)
-        try:
+        with self._in_turn(branch["parallel"], int(branch["index"])):  # a parallel branch
             return super().statement(stmt, scope, frame, key)
+
+    def block(self, statements: tuple[Any, ...] | list[Any], scope: Scope, frame: Frame) -> Any:
+        iteration = _ITERATION.fullmatch(frame.path)
+        if iteration is None:
+            return super().block(statements, scope, frame)
+        with self._in_turn(iteration["loop"], int(iteration["index"])):  # `parallel for` too
+            return super().block(statements, scope, frame)
+
+    @contextlib.contextmanager
+    def _in_turn(self, group: str, index: int) -> Iterator[None]:
+        """Branch or iteration `index` of `group` after the one before it: the probe
+        meets steps (anon_NNN, execution ids) in the script's order, whatever the
+        threads do (a wait that could not end, never expected, gives up after _TURN s)."""
+        with self.turn:
+            self.turn.wait_for(lambda: self.turns.get(group, 0) >= index, timeout=_TURN)
+        try:
+            yield
         finally:
             with self.turn:
-                self.turns[branch["parallel"]] = index + 1
+                self.turns[group] = max(self.turns.get(group, 0), index + 1)
                 self.turn.notify_all()
 
     def value(self, node: Any, scope: Scope, frame: Frame, key: str, **kw: Any) -> Any:
@@ -297,7 +321,7 @@ class _Probe(Interpreter):
             use = str(holder.vars[str(target)]["use"]) if holder is not None else ""
             value: Any = _MISSING
             with self.guard:
-                index = _match_import(self.imports, self.claimed, str(target), use)
+                index = match_import(self.imports, self.claimed, str(target), use)
                 if index is not None:
                     self.claimed.add(index)
                     value = self.imports[index][1]
@@ -324,62 +348,6 @@ def _text(node: Any, scope: Scope) -> str | None:
         found = holder.vars.get(name) if holder is not None else None
         return found.strip() if isinstance(found, str) else None
     return None
-
-
-def _loop_progress(run: Mapping[str, Any]) -> dict[str, tuple[int, bool]]:
-    """Each active loop construct of `state.md` by its header line's code: (iterations
-    started, whether it ended)."""
-    code = {e["line"]: str(e.get("code", "")).strip() for e in run.get("trace", [])}
-    out: dict[str, tuple[int, bool]] = {}
-    for construct in run.get("constructs", []):
-        if construct.get("kind") != "loop":
-            continue
-        items = construct.get("items", {})
-        found = re.match(r"\s*(\d+)\s*/", str(items.get("iteration", "")))
-        header = code.get(construct["lines"][0], "")
-        if found and header:
-            status = str(items.get("status", "")).lower()
-            out[header] = (int(found[1]), status in ("complete", "completed", "done"))
-    return out
-
-
-def _imports(run: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Any]]:
-    """Each legacy import folder with its result: its one output, or all by name, when
-    that nested run completed (else _MISSING: it is seeded instead)."""
-    out: list[tuple[Mapping[str, Any], Any]] = []
-    for item in run.get("imports", []):
-        outputs = {
-            str(b["name"]): b["value"]
-            for b in item.get("bindings", [])
-            if b.get("kind") == "output" and b.get("execution_id") is None
-        }
-        result: Any = _MISSING
-        if item.get("status") == "complete" and outputs:
-            result = next(iter(outputs.values())) if len(outputs) == 1 else outputs
-        out.append((item, result))
-    return out
-
-
-def _match_import(
-    imports: list[tuple[Mapping[str, Any], Any]], claimed: set[int], alias: str, use: str
-) -> int | None:
-    """The legacy import folder (`imports/{handle}--{slug}/`) a call of the `use`d program
-    `use` (as `alias`) ran in: the one whose `state.md` names that program, or whose
-    `{handle}/{slug}` is it, or whose handle or slug is the alias; the first not taken."""
-
-    def rank(item: Mapping[str, Any]) -> int | None:
-        if str(item.get("program") or "") == use:
-            return 0
-        if f"{item.get('handle')}/{item.get('slug')}" == use:
-            return 1
-        return 2 if alias in (item.get("handle"), item.get("slug")) else None
-
-    ranked = [
-        (found, index)
-        for index, (item, _) in enumerate(imports)
-        if index not in claimed and (found := rank(item)) is not None
-    ]
-    return min(ranked)[1] if ranked else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +394,7 @@ def _seed(
     depth: int,
 ) -> Seed:
     lines = source.split("\n") if source else []
-    imports = _imports(run)
+    imports = import_results(run)
     with tempfile.TemporaryDirectory(prefix="prosec-legacy-") as scratch:
         budget = [_PROBES]
 

@@ -1,6 +1,7 @@
 """What a legacy run's `state.md` (seed 000) says about the VM steps of a resumed run:
-the trace status of each statement line, and the legacy execution id of each block
-invocation (for runtime/vm/legacy_seed.py).
+the trace status of each statement line, the legacy execution id of each block
+invocation, each loop's progress and each import folder's result (for
+runtime/vm/legacy_seed.py).
 
 Trace: `state.md`'s execution trace is the program's code with annotations (`# -->
 bindings/x.md`, `# (complete)`, `# <-- EXECUTING`, …). A compiled statement is matched
@@ -28,7 +29,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ExecutionIds", "TraceStatus", "block_names"]
+__all__ = [
+    "MISSING",
+    "ExecutionIds",
+    "TraceStatus",
+    "block_names",
+    "import_results",
+    "loop_progress",
+    "match_import",
+]
+
+MISSING = object()  # a legacy import with no result (it did not complete)
 
 _LEAD = re.compile(r"^(?:let|output)\s+")
 _UNKNOWN = object()
@@ -213,3 +224,59 @@ class ExecutionIds:
                     return None
                 score += 2
         return score
+
+
+def loop_progress(run: Mapping[str, Any]) -> dict[str, tuple[int, bool]]:
+    """Each active loop construct of `state.md` by its header line's code: (iterations
+    started, whether it ended)."""
+    code = {e["line"]: str(e.get("code", "")).strip() for e in run.get("trace", [])}
+    out: dict[str, tuple[int, bool]] = {}
+    for construct in run.get("constructs", []):
+        if construct.get("kind") != "loop":
+            continue
+        items = construct.get("items", {})
+        found = re.match(r"\s*(\d+)\s*/", str(items.get("iteration", "")))
+        header = code.get(construct["lines"][0], "")
+        if found and header:
+            status = str(items.get("status", "")).lower()
+            out[header] = (int(found[1]), status in ("complete", "completed", "done"))
+    return out
+
+
+def import_results(run: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Any]]:
+    """Each legacy import folder with its result: its one output, or all by name, when
+    that nested run completed (else MISSING: it is seeded instead)."""
+    out: list[tuple[Mapping[str, Any], Any]] = []
+    for item in run.get("imports", []):
+        outputs = {
+            str(b["name"]): b["value"]
+            for b in item.get("bindings", [])
+            if b.get("kind") == "output" and b.get("execution_id") is None
+        }
+        result: Any = MISSING
+        if item.get("status") == "complete" and outputs:
+            result = next(iter(outputs.values())) if len(outputs) == 1 else outputs
+        out.append((item, result))
+    return out
+
+
+def match_import(
+    imports: list[tuple[Mapping[str, Any], Any]], claimed: set[int], alias: str, use: str
+) -> int | None:
+    """The legacy import folder (`imports/{handle}--{slug}/`) a call of the `use`d program
+    `use` (as `alias`) ran in: the one whose `state.md` names that program, or whose
+    `{handle}/{slug}` is it, or whose handle or slug is the alias; the first not taken."""
+
+    def rank(item: Mapping[str, Any]) -> int | None:
+        if str(item.get("program") or "") == use:
+            return 0
+        if f"{item.get('handle')}/{item.get('slug')}" == use:
+            return 1
+        return 2 if alias in (item.get("handle"), item.get("slug")) else None
+
+    ranked = [
+        (found, index)
+        for index, (item, _) in enumerate(imports)
+        if index not in claimed and (found := rank(item)) is not None
+    ]
+    return min(ranked)[1] if ranked else None

@@ -112,3 +112,58 @@ def test_either_record_of_the_ids_is_enough(tmp_path: Path, evidence: str) -> No
     seeded = _seeded(root, edit)
     assert seeded["main/2|1#inspect/0"] == {"ok": SOUTH}
     assert "main/2|0#inspect/0" not in seeded
+
+
+PIER = """# Bollard check (a legacy .prose program, written for prosec's tests)
+
+parallel for zone in ["east", "west", "pier"]:
+  repeat 400:
+    let pace = zone
+  session "Check the {zone} bollards"
+"""
+PIER_STATE = """# Execution State
+
+run: 20260118-090000-p1er0k
+program: pier.prose
+started: 2026-01-18T09:00:00Z
+updated: 2026-01-18T09:03:00Z
+
+## Execution Trace
+
+```prose
+parallel for zone in ["east", "west", "pier"]:   # <-- EXECUTING
+  repeat 400:
+    let pace = zone
+  session "Check the {zone} bollards"
+```
+"""
+
+
+def test_the_probe_meets_parallel_iterations_in_order(tmp_path: Path) -> None:
+    """`anon_NNN` bindings of a `parallel for` go to its iterations in order, the same
+    on every probe however the threads run (each iteration walks a `repeat` first, long
+    enough for the threads to interleave)."""
+    from prosec.compiler.legacy_compile import compile_legacy
+    from prosec.runtime.inspection import inspect_run
+    from prosec.runtime.vm.legacy_seed import seed_steps
+
+    folder = tmp_path / ".prose/runs/20260118-090000-p1er0k"
+    (folder / "bindings").mkdir(parents=True)
+    (folder / "program.prose").write_text(PIER)
+    (folder / "state.md").write_text(PIER_STATE)
+    for number, text in ((1, "east: sound"), (2, "west: one loose")):
+        (folder / f"bindings/anon_00{number}.md").write_text(
+            f"# anon_00{number}\n\nkind: let\n\n---\n\n{text}\n"
+        )
+    raw, compiled, _ = compile_legacy(tmp_path, folder)
+    data = inspect_run(folder)
+    source = compiled[str(raw["vm"]["target"])].decode()
+    seen = set()
+    for _ in range(12):
+        found = {key: value for key, _, value in seed_steps(raw["vm"], data, source)}
+        seen.add(json.dumps(found, sort_keys=True))
+    assert len(seen) == 1
+    assert json.loads(seen.pop()) == {
+        "main/0@0/1": {"ok": "east: sound"},
+        "main/0@1/1": {"ok": "west: one loose"},
+    }
