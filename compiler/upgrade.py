@@ -222,8 +222,7 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
     """A legacy run adopted as runs/{id}/, then moved into it as legacy/."""
     from prosec.runtime.inspection import inspect_run
     from prosec.runtime.userjson import loads
-    from prosec.runtime.vm.legacy_adopt import adopt_legacy
-    from prosec.runtime.vm.legacy_seed import seed_steps
+    from prosec.runtime.vm.legacy_adopt import adopt_legacy, legacy_seed
 
     from .legacy_compile import LegacyProgramError, compile_legacy
 
@@ -250,8 +249,11 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
         detail = f"; {first}" if first else ""  # the first error, not a warning before it
         plan.errors.append((folder, f"{exc}{detail}: left as it is"))
         return
-    source = compiled.get(str(raw["vm"].get("target") or ""), b"").decode("utf-8", "replace")
-    steps = len(seed_steps(raw["vm"], data, source))
+    seed = legacy_seed(root.resolve(), raw, data, compiled)
+    nested = ""
+    if seed.nested:  # a half-done import continues as a nested run of its own
+        inner = sum(len(below.steps) for _, _, _, below in seed.nested)
+        nested = f" (and {inner} in {len(seed.nested)} half-done import(s))"
 
     def adopt() -> None:
         adopt_legacy(
@@ -262,6 +264,7 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
             compiled=compiled,
             origin=origin,
             backend="filesystem",
+            seed=seed,
         )
 
     plan.changes.append(
@@ -269,7 +272,7 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
             "adopt",
             folder,
             current,
-            f"{data['status']} run of {origin}: {steps} finished step(s) journaled"
+            f"{data['status']} run of {origin}: {len(seed.steps)} finished step(s) journaled{nested}"
             + ("; `prosec resume` continues it" if data["status"] != "complete" else ""),
             adopt,
         )

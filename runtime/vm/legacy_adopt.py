@@ -22,7 +22,7 @@ from .journal import JOURNAL, Journal
 from .legacy_seed import Seed, legacy_inputs, seed_run
 from .program import Program
 
-__all__ = ["adopt_legacy"]
+__all__ = ["adopt_legacy", "legacy_seed"]
 
 
 def adopt_legacy(
@@ -34,17 +34,18 @@ def adopt_legacy(
     compiled: Mapping[str, bytes],
     origin: str,
     backend: str,
+    seed: Seed | None = None,
 ) -> RunDir:
     """The legacy run folder `legacy` (read as `run`) as the current-layout VM run
     `runs/{same id}/`: compiled-intent.json with the program's `vm` section, the
     program as written and as compiled in sources/, its agents' memory and segments
     under agents/, and vm/journal.jsonl holding every step it finished, so `resume_vm`
-    continues it doing none of them again. The legacy folder is left as it was."""
+    continues it doing none of them again, and a nested run folder for each import it
+    left half done. `seed` is legacy_seed(...) when the caller has it already. The legacy
+    folder is left as it was."""
     given = legacy_inputs(run)
     raw_vm = raw["vm"]
-    target = str(raw_vm.get("target") or "")
-    source = compiled.get(target, b"").decode("utf-8", errors="replace")
-    seed = seed_run(raw_vm, run, source, read=_reader(root))
+    seed = seed or legacy_seed(root, raw, run, compiled)
     info = {
         "kind": "vm",
         "wakes": [],
@@ -112,6 +113,16 @@ def adopt_legacy(
     with contextlib.suppress(OSError):
         staging.rmdir()
     return RunDir(final)
+
+
+def legacy_seed(
+    root: Path, raw: Mapping[str, Any], run: Mapping[str, Any], compiled: Mapping[str, bytes]
+) -> Seed:
+    """The steps the legacy run `run` finished (and its half-done imports'), its program
+    compiled as `raw` with the sources `compiled`, in the project `root`."""
+    target = str(raw["vm"].get("target") or "")
+    source = compiled.get(target, b"").decode("utf-8", errors="replace")
+    return seed_run(raw["vm"], run, source, read=_reader(root))
 
 
 def _reader(root: Path) -> Callable[[str], str]:

@@ -167,3 +167,20 @@ def test_the_probe_meets_parallel_iterations_in_order(tmp_path: Path) -> None:
         "main/0@0/1": {"ok": "east: sound"},
         "main/0@1/1": {"ok": "west: one loose"},
     }
+
+
+def test_an_upgraded_survey_run_keeps_its_half_done_import(tmp_path: Path) -> None:
+    root = survey(tmp_path)
+    planned = prosec(root, "upgrade", "--dry-run", "--json")
+    assert planned.returncode == 0, planned.stderr
+    details = {c["to"]: c["detail"] for c in json.loads(planned.stdout)["changes"]}
+    assert details[f"runs/{RUN}"].startswith(
+        "interrupted run of survey.prose: 1 finished step(s) journaled "
+        "(and 1 in 1 half-done import(s))"
+    )
+    assert prosec(root, "upgrade").returncode == 0
+    nested = root / "runs" / RUN / "imports/briefer--briefing"
+    assert journal(nested / "vm/journal.jsonl") == {"main/2|2>main/0": {"ok": OUTLINE}}
+    resumed = prosec(root, "resume", RUN, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert performed(root) == ["main/2|0#inspect/0", "main/2|2>main/1", "main/3"]
