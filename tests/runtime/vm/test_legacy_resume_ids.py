@@ -59,11 +59,36 @@ def test_a_resumed_run_maps_each_invocation_to_its_legacy_execution_id(tmp_path:
     done = journal(root / "runs" / RUN / "vm/journal.jsonl")
     # south (branch 1) started first: execution 41, finished; north (branch 0) is the
     # executing frame 42 of the call stack, its note not written yet
-    assert done["main/2|1#inspect/0"] == {"ok": SOUTH}
+    assert done["main/3|1#inspect/0"] == {"ok": SOUTH}
     ran = performed(root)
-    assert "main/2|0#inspect/0" in ran and "main/2|1#inspect/0" not in ran
+    assert "main/3|0#inspect/0" in ran and "main/3|1#inspect/0" not in ran
     outcome = json.loads(result.stdout)
     assert "Inspect the north quay" in outcome["result"]
+    # the inspector's memory came along; its segments were past 999 (four digits)
+    memory = root / "runs" / RUN / "agents/inspector"
+    assert sorted(p.name for p in memory.iterdir()) == [
+        "inspector-1000.md",
+        "inspector-1001.md",  # north's session, the one resumed
+        "inspector-999.md",
+        "memory.md",
+    ]
+
+
+def test_the_survey_run_inspects_with_its_markers(tmp_path: Path) -> None:
+    """A bare `# (complete)` trace marker and four-digit agent segments (seed 000)."""
+    root = survey(tmp_path)
+    shown = prosec(root, "inspect", RUN, "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["problems"] == [] and data["status"] == "interrupted"
+    (use,) = [e for e in data["trace"] if e["code"].startswith("use ")]
+    assert {k: v for k, v in use.items() if k not in ("line", "code")} == {"status": "complete"}
+    (inspector,) = [a for a in data["agents"] if a["name"] == "inspector"]
+    assert [s["number"] for s in inspector["segments"]] == [999, 1000]
+    assert inspector["segments"][1]["prompt"] == "Inspect the south quay"
+    assert [(i["handle"], i["slug"], i["status"]) for i in data["imports"]] == [
+        ("std", "briefing", "interrupted")
+    ]
 
 
 def test_a_half_finished_import_resumes_from_its_own_state(tmp_path: Path) -> None:
@@ -71,11 +96,11 @@ def test_a_half_finished_import_resumes_from_its_own_state(tmp_path: Path) -> No
     result = prosec(root, "resume", RUN, "--json")
     assert result.returncode == 0, result.stderr
     ran = performed(root)
-    assert "main/2|2>main/1" in ran  # the briefing itself, still to do
-    assert "main/2|2>main/0" not in ran  # the outline the import had written
+    assert "main/3|2>main/1" in ran  # the briefing itself, still to do
+    assert "main/3|2>main/0" not in ran  # the outline the import had written
     nested = root / "runs" / RUN / "imports/briefer--briefing"
-    assert json.loads((nested / "vm/call.json").read_text()) == {"key": "main/2|2"}
-    assert journal(nested / "vm/journal.jsonl")["main/2|2>main/0"] == {"ok": OUTLINE}
+    assert json.loads((nested / "vm/call.json").read_text()) == {"key": "main/3|2"}
+    assert journal(nested / "vm/journal.jsonl")["main/3|2>main/0"] == {"ok": OUTLINE}
     assert f"Write the briefing from {OUTLINE}" in json.loads(result.stdout)["result"]
 
 
@@ -110,8 +135,8 @@ def test_either_record_of_the_ids_is_enough(tmp_path: Path, evidence: str) -> No
             data["bindings"] = [b for b in data["bindings"] if b["name"] != "zone"]
 
     seeded = _seeded(root, edit)
-    assert seeded["main/2|1#inspect/0"] == {"ok": SOUTH}
-    assert "main/2|0#inspect/0" not in seeded
+    assert seeded["main/3|1#inspect/0"] == {"ok": SOUTH}
+    assert "main/3|0#inspect/0" not in seeded
 
 
 PIER = """# Bollard check (a legacy .prose program, written for prosec's tests)
@@ -180,7 +205,7 @@ def test_an_upgraded_survey_run_keeps_its_half_done_import(tmp_path: Path) -> No
     )
     assert prosec(root, "upgrade").returncode == 0
     nested = root / "runs" / RUN / "imports/briefer--briefing"
-    assert journal(nested / "vm/journal.jsonl") == {"main/2|2>main/0": {"ok": OUTLINE}}
+    assert journal(nested / "vm/journal.jsonl") == {"main/3|2>main/0": {"ok": OUTLINE}}
     resumed = prosec(root, "resume", RUN, "--json")
     assert resumed.returncode == 0, resumed.stderr
-    assert performed(root) == ["main/2|0#inspect/0", "main/2|2>main/1", "main/3"]
+    assert performed(root) == ["main/3|0#inspect/0", "main/3|2>main/1", "main/4"]
