@@ -206,9 +206,27 @@ class _Probe(Interpreter):
             block,
             depth=depth,
             parent=self.execution(key),
-            finished=self.trace.done(self.lines_of.get(key)) if depth == 1 else None,
+            finished=self._finished(key) if depth == 1 else None,
             args=args,
         )
+
+    def _finished(self, key: str) -> bool | None:
+        """Whether the statement `key` finished, as far as the trace tells: its line's
+        annotation speaks of a loop's current iteration only (an earlier one finished,
+        a later one has not started), and of no iteration of a loop `state.md` gives no
+        progress of."""
+        inside = self._iteration(key)
+        if inside is None and "@" in key:
+            return None
+        if inside is not None:
+            _, index, (started, ended, _), finished = inside
+            if finished:
+                return True
+            if ended or index != started - 1:
+                return None
+        with self.guard:
+            line = self.lines_of.get(key)
+        return self.trace.done(line)
 
     def execution(self, key: str) -> int | None:
         """The legacy execution id of the block invocation `key` is inside (None: root;

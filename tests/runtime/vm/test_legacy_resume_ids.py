@@ -209,3 +209,65 @@ def test_an_upgraded_survey_run_keeps_its_half_done_import(tmp_path: Path) -> No
     resumed = prosec(root, "resume", RUN, "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert performed(root) == ["main/3|0#inspect/0", "main/3|2>main/1", "main/4"]
+
+
+PATROL = """# Night patrol (a legacy .prose program, written for prosec's tests)
+
+block patrol(round):
+  let log = session "Walk patrol round {round}"
+
+loop until **the night is over** (max: 3):
+  do patrol("night")
+"""
+PATROL_STATE = """# Execution State
+
+run: 20260119-220000-p4tr0l
+program: patrol.prose
+started: 2026-01-19T22:00:00Z
+updated: 2026-01-20T01:10:00Z
+
+## Execution Trace
+
+```prose
+loop until **the night is over** (max: 3):   # <-- EXECUTING
+  do patrol("night")                         # <-- EXECUTING
+```
+
+## Active Constructs
+
+### Loop (lines 1-2)
+
+- status: executing
+- iteration: 2/3
+- condition: **the night is over**
+
+## Call Stack
+
+| execution_id | block  | depth | status    |
+| ------------ | ------ | ----- | --------- |
+| 42           | patrol | 1     | executing |
+"""
+
+
+def test_an_invocation_in_a_finished_iteration_is_not_the_running_one(tmp_path: Path) -> None:
+    """The trace's `<-- EXECUTING` on a loop body's call speaks of the current iteration:
+    the first iteration's invocation (finished) is 41, the current one the call stack's
+    42, whose `log` is not written yet."""
+    from prosec.compiler.legacy_compile import compile_legacy
+    from prosec.runtime.inspection import inspect_run
+    from prosec.runtime.vm.legacy_seed import seed_steps
+
+    folder = tmp_path / ".prose/runs/20260119-220000-p4tr0l"
+    (folder / "bindings").mkdir(parents=True)
+    (folder / "program.prose").write_text(PATROL)
+    (folder / "state.md").write_text(PATROL_STATE)
+    (folder / "bindings/log__41.md").write_text(
+        "# log\n\nkind: let\nexecution_id: 41\n\n---\n\nRound one: all quiet.\n"
+    )
+    raw, compiled, _ = compile_legacy(tmp_path, folder)
+    source = compiled[str(raw["vm"]["target"])].decode()
+    found = {k: v for k, _, v in seed_steps(raw["vm"], inspect_run(folder), source)}
+    assert found == {
+        "main/1@0/0#patrol/0": {"ok": "Round one: all quiet."},
+        "main/1@0?": {"ok": False},  # the night was not over: the loop went on
+    }
