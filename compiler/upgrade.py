@@ -189,7 +189,13 @@ def _tree(plan: Plan, prose: Path, home: Path, environ: Mapping[str, str] | None
             continue
         target = root / "state" / "agents" / folder.name
         if target.exists():
-            plan.errors.append((folder, f"{target} exists: left as it is"))
+            plan.errors.append(
+                (
+                    folder,
+                    f"{target} exists (agent {folder.name}'s memory in the current layout, "
+                    "kept since a run used it): both left as they are; merge them by hand",
+                )
+            )
             continue
         count = len(list(folder.glob(f"{folder.name}-*.md")))
         scope = "user-scope " if at_home else ""

@@ -29,7 +29,7 @@ from .errors import ExitCode, fail, user_errors
 if TYPE_CHECKING:
     from prosec.runtime.config import RunConfig
 
-__all__ = ["parse_extra_inputs", "run_file"]
+__all__ = ["legacy_memory", "parse_extra_inputs", "run_file"]
 
 
 def parse_extra_inputs(extra: tuple[str, ...] | list[str]) -> dict[str, str]:
@@ -255,11 +255,20 @@ def _run_function(
     if legacy is not None:  # the run keeps the program as written and as compiled
         virtual, markdown, origin, original = legacy
         compiled = {virtual: markdown.encode("utf-8"), origin: original}
+        legacy_memory(root, raw["vm"])
     with user_errors():
         outcome = start_vm(
             settings, raw, given, replay=replay_dir, compiled=compiled, origin=origin
         )
     _report(outcome, as_json)
+
+
+def legacy_memory(root: Path, raw_vm: Any) -> None:
+    """Say which agents' legacy memory (seed 000's places) the run will not read."""
+    from prosec.runtime.vm.legacy_adopt import unmigrated_memory
+
+    for note in unmigrated_memory(root, raw_vm, Path.home()):
+        click.echo(f"prosec: note: {note}", err=True)
 
 
 def _legacy_form(path: Path) -> tuple[str, str, str, bytes]:

@@ -22,7 +22,7 @@ from .journal import JOURNAL, Journal
 from .legacy_seed import Seed, legacy_inputs, seed_run
 from .program import Program
 
-__all__ = ["adopt_legacy", "legacy_seed"]
+__all__ = ["adopt_legacy", "legacy_seed", "unmigrated_memory"]
 
 
 def adopt_legacy(
@@ -159,3 +159,54 @@ def _lay_nested(folder: Path, raw_vm: Mapping[str, Any], run_id: str, seed: Seed
             journal.record(step, kind, value)
         journal.flush()
         _lay_nested(target, raw_vm, run_id, below)
+
+
+def unmigrated_memory(
+    root: Path, raw_vm: Mapping[str, Any], home: Path, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """A note for each agent of the program `raw_vm` with `persist: project` or `persist:
+    user` whose memory is still in seed 000's place (`.prose/agents/{name}/`,
+    `~/.prose/agents/{name}/`) while the current one (`state/agents/{name}/`, the user
+    root's) has none: the VM reads the current place only, and moving memory is
+    `prosec upgrade`'s change to make (listed, dry-run first), not a run's."""
+    from ..agents import user_root
+
+    notes = []
+    for function in raw_vm.get("functions", {}).values():
+        for node in _agents(function.get("script") or []):
+            scope = _persist(node)
+            name = str(node.get("name") or "")
+            if scope not in ("project", "user") or not name:
+                continue
+            legacy = (root / ".prose" if scope == "project" else home / ".prose") / "agents" / name
+            current = (root if scope == "project" else user_root(env)) / "state" / "agents" / name
+            if (legacy / "memory.md").is_file() and not (current / "memory.md").exists():
+                upgrade = (
+                    "prosec upgrade" if scope == "project" else f"prosec upgrade {home / '.prose'}"
+                )
+                notes.append(
+                    f"agent {name} (persist: {scope}) starts without its legacy memory in "
+                    f"{legacy}: the run keeps it in {current}; `{upgrade}` moves it there"
+                )
+    return sorted(set(notes))
+
+
+def _agents(node: Any) -> list[Mapping[str, Any]]:
+    if isinstance(node, Mapping):
+        found = [node] if node.get("t") == "AgentDef" else []
+        return found + [a for value in node.values() for a in _agents(value)]
+    if isinstance(node, list | tuple):
+        return [a for item in node for a in _agents(item)]
+    return []
+
+
+def _persist(node: Mapping[str, Any]) -> str | None:
+    for item in node.get("properties") or []:
+        if item.get("key") != "persist":
+            continue
+        value = item.get("value") or {}
+        if value.get("t") == "Ref" and len(value.get("parts") or []) == 1:
+            return str(value["parts"][0]).lower()
+        if value.get("t") == "StringLit":
+            return str(value.get("value", "")).lower()
+    return None
