@@ -84,33 +84,55 @@ def legacy_inputs(run: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the probes of one legacy run share, read once (not once per probe)."""
+
+    lines: list[str]
+    progress: dict[str, tuple[int, bool]]
+    trace: TraceStatus
+    values: dict[tuple[str, Any], Any]
+    blocks: dict[str, tuple[tuple[str, ...], frozenset[str]]]
+    ids: ExecutionIds
+    available: int
+    imports: list[tuple[Mapping[str, Any], Any]]
+
+    @classmethod
+    def read(cls, program: Program, run: Mapping[str, Any], lines: list[str]) -> _Facts:
+        blocks = block_names([f.script for f in program.functions.values()])
+        return cls(
+            lines=lines,
+            progress=loop_progress(run),
+            trace=TraceStatus(run, lines),
+            values={
+                (str(b["name"]), b.get("execution_id")): b["value"] for b in run.get("bindings", [])
+            },
+            blocks=blocks,
+            ids=ExecutionIds(run, blocks),
+            available=sum(1 for b in run.get("bindings", []) if b.get("kind") != "input"),
+            imports=import_results(run),
+        )
+
+
 class _Probe(Interpreter):
     """The interpreter with every effect answered from the legacy bindings."""
 
-    def setup(
-        self,
-        run: Mapping[str, Any],
-        answers: Mapping[str, Any],
-        imports: list[tuple[Mapping[str, Any], Any]],
-        lines: list[str],
-    ) -> None:
-        self.lines = lines  # the compiled source's lines (loops are found by their header)
-        self.progress = loop_progress(run)
-        self.trace = TraceStatus(run, lines)
+    def setup(self, facts: _Facts, answers: Mapping[str, Any]) -> None:
+        self.lines = facts.lines  # the compiled source's lines (loops: by their header)
+        self.progress = facts.progress
+        self.trace = facts.trace
         self.lines_of: dict[str, Any] = {}  # statement key -> its compiled line
         self.turns: dict[str, int] = {}  # parallel key -> the branch whose turn it is
         self.turn = threading.Condition()
         self.loops: dict[str, tuple[int, bool, str]] = {}  # key -> (started, ended, kind)
-        self.values = {
-            (str(b["name"]), b.get("execution_id")): b["value"] for b in run.get("bindings", [])
-        }
-        self.blocks = block_names([f.script for f in self.program.functions.values()])
-        self.ids = ExecutionIds(run, self.blocks)
+        self.values = facts.values
+        self.blocks = facts.blocks
+        self.ids = facts.ids.fresh()
         self.claimed: set[int] = set()  # the legacy imports a call took
         # the bindings a step could take: once all are taken, no answer can find more
-        self.available = sum(1 for b in run.get("bindings", []) if b.get("kind") != "input")
+        self.available = facts.available
         self.answers = dict(answers)
-        self.imports = imports
+        self.imports = facts.imports
         self.names: dict[str, str] = {}
         self.found: dict[str, tuple[str, Any]] = {}
         self.taken: set[tuple[str, int | None]] = set()
@@ -411,8 +433,7 @@ def _seed(
     read: Callable[[str], str],
     depth: int,
 ) -> Seed:
-    lines = source.split("\n") if source else []
-    imports = import_results(run)
+    facts = _Facts.read(program, run, source.split("\n") if source else [])
     with tempfile.TemporaryDirectory(prefix="prosec-legacy-") as scratch:
         budget = [_PROBES]
 
@@ -423,7 +444,7 @@ def _seed(
                 perform=_never,
                 emit=lambda event: None,
             )
-            vm.setup(run, answers, imports, lines)
+            vm.setup(facts, answers)
             # a placeholder the script could not use ends the probe: what was found stands
             with contextlib.suppress(ProseError, RecursionError, _Exhausted):
                 vm.run(args, key=start)

@@ -43,6 +43,7 @@ MISSING = object()  # a legacy import with no result (it did not complete)
 
 _LEAD = re.compile(r"^(?:let|output)\s+")
 _UNKNOWN = object()
+IDS = 4096  # execution ids considered at most, the smallest (untrusted input: bounded work)
 
 
 def _normal(code: str) -> str:
@@ -156,8 +157,18 @@ class ExecutionIds:
             record.running = True
             if chain and record.depth is not None:
                 record.parent = None if record.depth == 1 else by_depth.get(record.depth - 1)
+        if len(self.records) > IDS:
+            self.records = {n: self.records[n] for n in sorted(self.records)[:IDS]}
         self.given: dict[str, int] = {}  # invocation key -> id (-1: none)
         self.guard = threading.Lock()
+
+    def fresh(self) -> ExecutionIds:
+        """The same records with no id given yet (one per probe; the records are read
+        once and never changed)."""
+        copy = object.__new__(ExecutionIds)
+        copy.blocks, copy.records = self.blocks, self.records
+        copy.given, copy.guard = {}, threading.Lock()
+        return copy
 
     def assign(
         self,

@@ -271,3 +271,17 @@ def test_an_invocation_in_a_finished_iteration_is_not_the_running_one(tmp_path: 
         "main/1@0/0#patrol/0": {"ok": "Round one: all quiet."},
         "main/1@0?": {"ok": False},  # the night was not over: the loop went on
     }
+
+
+def test_a_state_md_naming_many_ids_is_bounded_work() -> None:
+    """Untrusted input: an index naming 20,000 execution ids keeps the 4,096 smallest,
+    read once for all probes."""
+    from prosec.runtime.vm.legacy_trace import IDS, ExecutionIds
+
+    run = {"index": {"bindings": [{"execution_id": n} for n in range(20_000, 0, -1)]}}
+    ids = ExecutionIds(run, {})
+    assert len(ids.records) == IDS and max(ids.records) == IDS
+    probe = ids.fresh()
+    assert probe.records is ids.records and probe.given == {}
+    found = probe.assign("main/0#b", "b", depth=1, parent=None, finished=None, args={})
+    assert found == 1 and ids.given == {}
