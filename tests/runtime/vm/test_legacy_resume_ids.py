@@ -91,6 +91,34 @@ def test_the_survey_run_inspects_with_its_markers(tmp_path: Path) -> None:
     ]
 
 
+def test_custom_scope_agent_memory_is_read_inside_the_project_only(tmp_path: Path) -> None:
+    """seed 000's custom scope, `persist: "path"`: the memory in that folder of the
+    project, read as the other scopes are; a path out of the project is a problem."""
+    root = survey(tmp_path)
+    program = root / ".prose/runs" / RUN / "program.prose"
+    program.write_text(
+        program.read_text()
+        + '\nagent logkeeper:\n  persist: "harbour/logs"   # custom\n  prompt: "You keep logs"\n'
+        + 'agent stray:\n  persist: "../elsewhere"\n'
+    )
+    logs = root / "harbour/logs"
+    logs.mkdir(parents=True)
+    (logs / "memory.md").write_text("# Agent Memory: logkeeper\n\nTwo surveys logged.\n")
+    (logs / "logkeeper-001.md").write_text('# Segment 001\n\nprompt: "Log the survey"\n')
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/memory.md").write_text("not the project's")
+    data = json.loads(prosec(root, "inspect", RUN, "--json").stdout)
+    (custom,) = [a for a in data["agents"] if a["scope"] == "custom"]
+    assert (custom["name"], custom["path"]) == ("logkeeper", "harbour/logs")
+    assert custom["memory"].startswith("# Agent Memory: logkeeper")
+    assert [(s["number"], s["prompt"]) for s in custom["segments"]] == [(1, "Log the survey")]
+    assert [p for p in data["problems"] if "stray" in p] == [
+        f"{program}: agent stray's memory '../elsewhere' is outside the project"
+    ]
+    text = prosec(root, "inspect", RUN).stdout
+    assert "agent logkeeper (custom): memory, 1 segment" in text
+
+
 def test_a_half_finished_import_resumes_from_its_own_state(tmp_path: Path) -> None:
     root = survey(tmp_path)
     result = prosec(root, "resume", RUN, "--json")
