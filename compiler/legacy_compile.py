@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .ir import Contract
     from .pipeline import CompileResult
 
-__all__ = ["LegacyProgramError", "compile_legacy", "compile_source"]
+__all__ = ["LegacyProgramError", "compile_legacy", "compile_source", "legacy_forms"]
 
 
 class LegacyProgramError(Exception):
@@ -92,3 +92,35 @@ def compile_source(
     result = compile_texts(texts, config, extra=unreadable, imports=importer(root))
     own = [f for f in result.unit.project.files if f.path == path]
     return result, [c for c in own[0].contracts if not c.inline] if own else []
+
+
+def legacy_forms(root: Path, config: Config) -> list[tuple[str, str]]:
+    """(`NAME.prose.md`, its text) of the Contract Markdown form of each legacy program
+    the project at `root` has: its `.prose` sources, and the program copy of each legacy
+    run in `.prose/runs/` (what `prosec resume` and `prosec upgrade` compile). What
+    `prosec install` and `prosec preflight` read the `use`d dependencies of, beside the
+    `.prose.md` sources: a legacy program's dependencies are installed as theirs are.
+    An unreadable or undecodable file is left out (lint and build report it)."""
+    from prosec.runtime.legacy import LIMIT, legacy_runs
+
+    from .discover import LEGACY_SUFFIX, discover
+    from .legacy import convert
+    from .pipeline import source_root
+
+    found = [
+        (ref.display, ref.path)
+        for ref in discover([source_root(root, config)], root, legacy=True)
+        if ref.display.endswith(LEGACY_SUFFIX)
+    ]
+    for run in legacy_runs(root):
+        found.append((run.relative_to(root).as_posix() + "/program.prose", run / "program.prose"))
+    out = []
+    for display, path in found:
+        try:
+            if path.is_symlink() or path.stat().st_size > LIMIT:
+                continue
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.append((f"{display}.md", convert(text, display).markdown))
+    return out
