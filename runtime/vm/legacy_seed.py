@@ -10,7 +10,8 @@ when it does not (the step is still to do). Each block invocation takes the lega
 execution id `state.md` and `bindings/` record for it (runtime/vm/legacy_trace.py: the
 call stack, the trace, the parameter bindings), so a binding is found in the scope it
 was written in whatever order the invocations started; the probe walks parallel
-branches one after the other, in order, so what it finds never depends on threads. A
+branches and `parallel for` iterations one after the other, in order, so what it finds
+(`anon_NNN` numbering, ids) never depends on threads. A
 discretion question has no binding: the probe tries each answer and keeps the one under
 which more bindings are found (a `true` that led into a block whose bindings exist),
 recording it; when no answer finds more, the question is left to ask again. A `use`d
