@@ -74,7 +74,10 @@ def _build(
 ) -> BuildOutcome:
     dist = root / intent_mod.DIST
     texts, unreadable = read_sources(root, config)
-    key = input_key(texts, config)
+    # what read_sources said of the files it could not compile (unreadable, legacy) is
+    # an input too: a `.prose` program added or removed changes the build's findings
+    said = [(f"\0{d.span.path}\0{d.code}", d.message) for d in unreadable]
+    key = input_key(texts + said, config)
     cache = None if options.cache_dir is None else BuildCache.open(options.cache_dir, root, config)
     up_to_date = _no_op(root, cache, key, dist, config, host, options)
     if up_to_date is not None:

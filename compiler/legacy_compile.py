@@ -5,11 +5,16 @@ upgrade` of a legacy run). Problems are a LegacyProgramError, never an exit."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import report
 
-__all__ = ["LegacyProgramError", "compile_legacy"]
+if TYPE_CHECKING:
+    from .config import Config
+    from .ir import Contract
+    from .pipeline import CompileResult
+
+__all__ = ["LegacyProgramError", "compile_legacy", "compile_source", "legacy_forms"]
 
 
 class LegacyProgramError(Exception):
@@ -30,7 +35,6 @@ def compile_legacy(root: Path, folder: Path) -> tuple[dict[str, Any], dict[str, 
     from .codegen.vm import vm_section
     from .config import load as load_config
     from .legacy import convert
-    from .pipeline import compile_texts, importer, read_sources
 
     copy = folder / "program.prose"
     try:
@@ -50,11 +54,7 @@ def compile_legacy(root: Path, folder: Path) -> tuple[dict[str, Any], dict[str, 
         config = load_config(root)
     except ValueError as exc:  # a bad prose.toml
         raise LegacyProgramError(str(exc)) from None
-    texts, unreadable = read_sources(root, config)
-    texts = [(p, t) for p, t in texts if p != virtual] + [(virtual, form.markdown)]
-    result = compile_texts(texts, config, extra=unreadable, imports=importer(root))
-    own = [f for f in result.unit.project.files if f.path == virtual]
-    contracts = [c for c in own[0].contracts if not c.inline] if own else []
+    result, contracts = compile_source(root, config, virtual, form.markdown, legacy=name)
     if result.has_errors or result.intent is None or not contracts:
         raise LegacyProgramError(
             f"{copy} does not compile", report.render(result.diagnostics, "text")
@@ -62,3 +62,65 @@ def compile_legacy(root: Path, folder: Path) -> tuple[dict[str, Any], dict[str, 
     raw: dict[str, Any] = dict(result.intent)
     raw["vm"] = vm_section(result.unit.project, virtual, contracts[0].name)
     return raw, {virtual: form.markdown.encode("utf-8"), name: original}, name
+
+
+def compile_source(
+    root: Path,
+    config: Config,
+    path: str,
+    text: str | None,
+    *,
+    file: Path | None = None,
+    legacy: str | None = None,
+) -> tuple[CompileResult, list[Contract]]:
+    """The project at `root` compiled with the source `path` (relative to it) as `text`
+    in memory, in place of any file there (None: as the source walk found it, or read
+    from `file` when the walk did not find it), and the contracts of that source (no
+    inline ones). `legacy` is the `.prose` program `text` is the Contract Markdown form
+    of: its own `legacy_program` finding is dropped, it is what is being compiled.
+    What `prosec run FILE`, `prosec resume` and `prosec upgrade` of a legacy run share.
+    Raises OSError or UnicodeDecodeError when `file` cannot be read."""
+    from .pipeline import compile_texts, importer, read_sources
+
+    texts, unreadable = read_sources(root, config)
+    if legacy is not None:
+        unreadable = [d for d in unreadable if (d.code, d.span.path) != ("legacy_program", legacy)]
+    if text is not None:
+        texts = [(p, t) for p, t in texts if p != path] + [(path, text)]
+    elif file is not None and path not in {p for p, _ in texts}:
+        texts.append((path, file.read_text(encoding="utf-8")))
+    result = compile_texts(texts, config, extra=unreadable, imports=importer(root))
+    own = [f for f in result.unit.project.files if f.path == path]
+    return result, [c for c in own[0].contracts if not c.inline] if own else []
+
+
+def legacy_forms(root: Path, config: Config) -> list[tuple[str, str]]:
+    """(`NAME.prose.md`, its text) of the Contract Markdown form of each legacy program
+    the project at `root` has: its `.prose` sources, and the program copy of each legacy
+    run in `.prose/runs/` (what `prosec resume` and `prosec upgrade` compile). What
+    `prosec install` and `prosec preflight` read the `use`d dependencies of, beside the
+    `.prose.md` sources: a legacy program's dependencies are installed as theirs are.
+    An unreadable or undecodable file is left out (lint and build report it)."""
+    from prosec.runtime.legacy import LIMIT, legacy_runs
+
+    from .discover import LEGACY_SUFFIX, discover
+    from .legacy import convert
+    from .pipeline import source_root
+
+    found = [
+        (ref.display, ref.path)
+        for ref in discover([source_root(root, config)], root, legacy=True)
+        if ref.display.endswith(LEGACY_SUFFIX)
+    ]
+    for run in legacy_runs(root):
+        found.append((run.relative_to(root).as_posix() + "/program.prose", run / "program.prose"))
+    out = []
+    for display, path in found:
+        try:
+            if path.is_symlink() or path.stat().st_size > LIMIT:
+                continue
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        out.append((f"{display}.md", convert(text, display).markdown))
+    return out

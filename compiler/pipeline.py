@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import diagnostics as diag
 from .config import Config
 from .diagnostics import Diagnostic
-from .discover import SUFFIX, discover, display_path
+from .discover import LEGACY_SUFFIX, SUFFIX, discover, display_path
 from .ir import Project, SourceFile, Span, Topology
-from .lint import apply_policy, check_project, parse_texts, read_source
+from .lint import apply_policy, check_project, legacy_program, parse_texts, read_source
 from .lowered import CanonicalizerSpec, Validator
 from .passes import canonicalize, forme, patterns
 from .passes.canonicalize import Lowering
@@ -330,18 +330,22 @@ def importer(root: Path) -> Importer:
 
 def read_sources(root: Path, config: Config) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
     """(display path, text) of every source, and a diagnostic per unreadable file (an info
-    when there is no source at all: the empty project builds the empty manifest)."""
+    when there is no source at all: the empty project builds the empty manifest) and per
+    legacy `.prose` program among the sources (`legacy_program`, as `prosec lint` says:
+    it is not compiled, `prosec upgrade` migrates it)."""
     texts: list[tuple[str, str]] = []
     unreadable: list[Diagnostic] = []
     sources = source_root(root, config)
-    refs = discover([sources], root)
+    refs = discover([sources], root, legacy=True)
     for ref in refs:
         text, problem = read_source(ref)
         if problem is not None:
             unreadable.append(problem)
+        elif text is not None and ref.display.endswith(LEGACY_SUFFIX):
+            unreadable.append(legacy_program(ref.display, text))
         elif text is not None:
             texts.append((ref.display, text))
-    if not refs:
+    if not [ref for ref in refs if not ref.display.endswith(LEGACY_SUFFIX)]:
         where = display_path(sources, root)
         unreadable.append(
             diag.make(

@@ -9,7 +9,7 @@ an upgrade would do:
 | `.prose/.env` | `<root>/.env` (its setting names listed, never the values) |
 | `.prose/agents/{name}/` | `<root>/state/agents/{name}/` |
 | `.prose/runs/{id}/` | `<root>/runs/{id}/`, a VM run adopted with the journal of what it finished; the legacy folder kept whole in it as `legacy/` |
-| `~/.prose/` (named as a PATH) | `~/.agents/prose/` the same way |
+| `~/.prose/` (user scope: named as a PATH, or with no PATH) | the user root (`$OPENPROSE_USER_ROOT`, else `~/.agents/prose/`) the same way: `agents/{name}/` to `state/agents/{name}/` |
 
 `<root>` is the folder holding `.prose/`. Every step is one atomic write or rename;
 a step that would overwrite something is refused (an error, the rest still done), and a
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,11 +62,26 @@ def _programs(folder: Path) -> list[Path]:
     return found
 
 
-def plan_upgrade(paths: list[Path], home: Path) -> Plan:
+def plan_upgrade(
+    paths: list[Path], home: Path, *, user: bool = False, env: Mapping[str, str] | None = None
+) -> Plan:
     """Every change that migrates `paths` (legacy files, folders holding them or a
     `.prose/` tree, `.prose/` folders themselves). `home` is the user's home: a `.prose/`
-    there migrates to `home/.agents/prose/`."""
+    there (seed 000's user scope, `~/.prose/agents/`) migrates to the user root
+    (`$OPENPROSE_USER_ROOT` in `env`, else `home/.agents/prose/`); with `user` it is
+    migrated though no path names it (`prosec upgrade` with no PATH)."""
     plan = Plan()
+    at_home = home / ".prose"
+    named = {p.resolve() for p in paths} | {(p / ".prose").resolve() for p in paths}
+    if at_home.is_dir() and not at_home.is_symlink() and at_home.resolve() not in named:
+        if user:
+            paths = [*paths, at_home]
+        else:
+            plan.notes.append(
+                f"{at_home} (user-scope agent memory) is left as it is when PATHs are "
+                f"given: `prosec upgrade` with no PATH, or `prosec upgrade {at_home}`, "
+                "migrates it"
+            )
     for path in paths:
         if path.is_file() or path.is_symlink():
             if not path.name.endswith(LEGACY_SUFFIX):
@@ -74,12 +89,12 @@ def plan_upgrade(paths: list[Path], home: Path) -> Plan:
                 continue
             _program(plan, path)
         elif path.name == ".prose" and path.is_dir():
-            _tree(plan, path, home)
+            _tree(plan, path, home, env)
         else:
             for program in _programs(path):
                 _program(plan, program)
             if (path / ".prose").is_dir():
-                _tree(plan, path / ".prose", home)
+                _tree(plan, path / ".prose", home, env)
     return plan
 
 
@@ -150,11 +165,15 @@ def _move(source: Path, target: Path) -> Callable[[], None]:
     return run
 
 
-def _tree(plan: Plan, prose: Path, home: Path) -> None:
+def _tree(plan: Plan, prose: Path, home: Path, environ: Mapping[str, str] | None) -> None:
+    from prosec.runtime.agents import USER_ROOT_VARIABLE
     from prosec.runtime.legacy import env_names, legacy_runs
 
     at_home = prose.resolve().parent == home.resolve()
-    root = home / ".agents" / "prose" if at_home else prose.parent
+    root = prose.parent
+    if at_home:  # the user root as the runtime finds it (runtime/agents.py user_root)
+        variable = (os.environ if environ is None else environ).get(USER_ROOT_VARIABLE)
+        root = Path(variable).expanduser() if variable else home / ".agents" / "prose"
     env = prose / ".env"
     if env.is_file() and not env.is_symlink():
         if (root / ".env").exists():
@@ -170,15 +189,22 @@ def _tree(plan: Plan, prose: Path, home: Path) -> None:
             continue
         target = root / "state" / "agents" / folder.name
         if target.exists():
-            plan.errors.append((folder, f"{target} exists: left as it is"))
+            plan.errors.append(
+                (
+                    folder,
+                    f"{target} exists (agent {folder.name}'s memory in the current layout, "
+                    "kept since a run used it): both left as they are; merge them by hand",
+                )
+            )
             continue
         count = len(list(folder.glob(f"{folder.name}-*.md")))
+        scope = "user-scope " if at_home else ""
         plan.changes.append(
             Change(
                 "move",
                 folder,
                 target,
-                f"agent {folder.name}'s memory, {count} segment(s)",
+                f"{scope}agent {folder.name}'s memory, {count} segment(s)",
                 _move(folder, target),
             )
         )
@@ -202,7 +228,7 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
     """A legacy run adopted as runs/{id}/, then moved into it as legacy/."""
     from prosec.runtime.inspection import inspect_run
     from prosec.runtime.userjson import loads
-    from prosec.runtime.vm.legacy_seed import adopt_legacy, seed_steps
+    from prosec.runtime.vm.legacy_adopt import adopt_legacy, legacy_seed
 
     from .legacy_compile import LegacyProgramError, compile_legacy
 
@@ -224,11 +250,16 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
     try:
         raw, compiled, origin = compile_legacy(root, folder)
     except LegacyProgramError as exc:
-        detail = f"; {exc.report.strip().splitlines()[0]}" if exc.report.strip() else ""
+        lines = exc.report.strip().splitlines()
+        first = next((line for line in lines if " error " in line), lines[0] if lines else "")
+        detail = f"; {first}" if first else ""  # the first error, not a warning before it
         plan.errors.append((folder, f"{exc}{detail}: left as it is"))
         return
-    source = compiled.get(str(raw["vm"].get("target") or ""), b"").decode("utf-8", "replace")
-    steps = len(seed_steps(raw["vm"], data, source))
+    seed = legacy_seed(root.resolve(), raw, data, compiled)
+    nested = ""
+    if seed.nested:  # a half-done import continues as a nested run of its own
+        inner = sum(len(below.steps) for _, _, _, below in seed.nested)
+        nested = f" (and {inner} in {len(seed.nested)} half-done import(s))"
 
     def adopt() -> None:
         adopt_legacy(
@@ -239,6 +270,7 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
             compiled=compiled,
             origin=origin,
             backend="filesystem",
+            seed=seed,
         )
 
     plan.changes.append(
@@ -246,7 +278,7 @@ def _run(plan: Plan, folder: Path, root: Path) -> None:
             "adopt",
             folder,
             current,
-            f"{data['status']} run of {origin}: {steps} finished step(s) journaled"
+            f"{data['status']} run of {origin}: {len(seed.steps)} finished step(s) journaled{nested}"
             + ("; `prosec resume` continues it" if data["status"] != "complete" else ""),
             adopt,
         )

@@ -28,6 +28,8 @@ _ANNOTATION = re.compile(
 _RETRY = re.compile(r"RETRYING \(attempt (\d+)/(\d+)\)")
 _CONSTRUCT = re.compile(r"^### (?P<kind>\w[\w ]*?) \(lines? (?P<a>\d+)(?:-(?P<b>\d+))?\)\s*$")
 _SEGMENT = re.compile(r"^(?P<agent>.+)-(?P<n>\d{3,})\.md$")
+_AGENT = re.compile(r"^agent\s+([A-Za-z_][\w-]*)\s*:\s*(?:#.*)?$")
+_CUSTOM = re.compile(r'^\s+persist:\s*"([^"]+)"\s*(?:#.*)?$')
 
 
 def _read(path: Path) -> str:
@@ -171,12 +173,12 @@ def _binding(path: Path) -> dict[str, Any]:
     }
 
 
-def _agent(folder: Path, scope: str) -> dict[str, Any]:
+def _agent(folder: Path, scope: str, name: str | None = None) -> dict[str, Any]:
     memory = folder / "memory.md"
     segments: list[dict[str, Any]] = []
     for item in sorted(folder.glob("*.md")):
         found = _SEGMENT.match(item.name)
-        if not found or found["agent"] != folder.name:
+        if not found or found["agent"] != (name or folder.name):
             continue
         text = _read(item)
         stamp = re.search(r"^timestamp: (.+)$", text, re.M)
@@ -192,7 +194,7 @@ def _agent(folder: Path, scope: str) -> dict[str, Any]:
         )
     segments.sort(key=lambda s: int(s["number"]))  # 999 < 1000 (four digits)
     return {
-        "name": folder.name,
+        "name": name or folder.name,
         "scope": scope,
         "memory": _read(memory) if memory.is_file() else None,
         "segments": segments,
@@ -203,6 +205,38 @@ def _agents(folder: Path, scope: str) -> list[dict[str, Any]]:
     if not folder.is_dir():
         return []
     return [_agent(p, scope) for p in sorted(folder.iterdir()) if p.is_dir()]
+
+
+def _custom_agents(program: Path, root: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """The agents the run's program declares with `persist: "path"` (seed 000's custom
+    scope: memory in that folder, relative to the project), read as the others are;
+    a path that leaves the project (or is a link) is a problem, never read."""
+    try:
+        text = _read(program) if program.is_file() else ""
+    except (OSError, ValueError):
+        return []
+    declared: list[tuple[str, str]] = []
+    agent = None
+    for line in text.splitlines():
+        found = _AGENT.match(line)
+        if found:
+            agent = found[1]
+            continue
+        if line.strip() and not line[:1].isspace():
+            agent = None
+        persist = _CUSTOM.match(line)
+        if agent is not None and persist:
+            declared.append((agent, persist[1]))
+    out = []
+    top = root.resolve()
+    for name, where in declared:
+        folder = root.joinpath(*where.split("/"))
+        inside = folder.resolve().is_relative_to(top) and not folder.is_symlink()
+        if not inside:
+            problems.append(f"{program}: agent {name}'s memory {where!r} is outside the project")
+        elif folder.is_dir():
+            out.append({**_agent(folder, "custom", name), "path": where})
+    return out
 
 
 def read_legacy_run(
@@ -226,6 +260,8 @@ def read_legacy_run(
     if depth == 0:
         agents += _agents(project / "agents", "project") if project else []
         agents += _agents(home / "agents", "user") if home else []
+        if project is not None:
+            agents += _custom_agents(path / "program.prose", project.parent, problems)
     imports = []
     if (path / "imports").is_dir():
         for item in sorted((path / "imports").iterdir()):

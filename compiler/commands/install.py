@@ -79,6 +79,7 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
     from ..deps.git import GitError
     from ..deps.install import InstallError, InstallOptions, install
     from ..deps.lock import LockError
+    from ..legacy_compile import legacy_forms
     from ..lint import parse_texts
     from ..pipeline import read_sources
     from .common import load_config
@@ -89,7 +90,7 @@ def install_command(root: Path, update: bool, frozen: bool, quiet: bool) -> None
     root = project_root(root.resolve())
     config = load_config(root)
     texts, _ = read_sources(root, config)
-    project, _ = parse_texts(texts)
+    project, _ = parse_texts(texts + legacy_forms(root, config))  # legacy programs' `use`s
     git = git_client(progress=not quiet)
     if not git.available():
         fail("`git` was not found on PATH: prosec install clones with the git command-line client")

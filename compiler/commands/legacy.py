@@ -31,9 +31,9 @@ def resume_legacy(
     """Continue the legacy run `folder` as `runs/{its id}/`, none of its steps redone."""
     from prosec.runtime.inspection import inspect_run
     from prosec.runtime.runs import RunDir
-    from prosec.runtime.vm.legacy_seed import adopt_legacy
+    from prosec.runtime.vm.legacy_adopt import adopt_legacy
 
-    from .run_file import resume_file
+    from .run_file import legacy_memory, resume_file
 
     current = root / "runs" / folder.name
     if not current.exists():
@@ -47,6 +47,7 @@ def resume_legacy(
             sys.stdout.write(exc.report)
             click.echo(f"prosec: {exc}; nothing ran", err=True)
             sys.exit(ExitCode.FINDINGS if exc.report else ExitCode.USAGE)
+        legacy_memory(root, raw["vm"])
         with user_errors():
             adopted = adopt_legacy(
                 root.resolve(),

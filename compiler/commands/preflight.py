@@ -31,6 +31,7 @@ def preflight_command(path: Path) -> None:
     from ..deps.lock import LockError, read_lock
     from ..deps.preflight import preflight
     from ..discover import SUFFIX
+    from ..legacy_compile import legacy_forms
     from ..lint import parse_texts
     from ..pipeline import read_sources
     from .common import load_config
@@ -54,6 +55,7 @@ def preflight_command(path: Path) -> None:
         texts = [(display, text)]
     else:
         texts, _ = read_sources(root, config)
+        texts += legacy_forms(root, config)  # what legacy programs `use` is checked too
     project, _ = parse_texts(texts)
     try:
         lock = read_lock(root)

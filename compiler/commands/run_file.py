@@ -29,7 +29,7 @@ from .errors import ExitCode, fail, user_errors
 if TYPE_CHECKING:
     from prosec.runtime.config import RunConfig
 
-__all__ = ["parse_extra_inputs", "run_file"]
+__all__ = ["legacy_memory", "parse_extra_inputs", "run_file"]
 
 
 def parse_extra_inputs(extra: tuple[str, ...] | list[str]) -> dict[str, str]:
@@ -83,14 +83,13 @@ def _compile(path: Path, legacy: tuple[str, str] | None = None) -> tuple[Path, s
     """(project root, display path of the file, compile result, the file's contract).
     `legacy` is a legacy program's (display path, Contract Markdown form): compiled in
     place of any file at that path."""
+    from ..legacy_compile import compile_source
     from ..lint import read_source
-    from ..pipeline import compile_texts, importer, read_sources
+    from ..pipeline import compile_texts, importer
 
     root = project_key(path)
     config = load_config(root)
     target = path.resolve().relative_to(root).as_posix()
-    if legacy is not None:
-        target = legacy[0]
     try:
         if path.name == "index.prose.md":
             refs = discover([path.parent], root)
@@ -99,18 +98,16 @@ def _compile(path: Path, legacy: tuple[str, str] | None = None) -> tuple[Path, s
                 text, problem = read_source(ref)
                 if text is not None and problem is None:
                     texts.append((ref.display, text))
-            unreadable: list[Any] = []
+            result = compile_texts(texts, config, imports=importer(root))
+            own = [f for f in result.unit.project.files if f.path == target]
+            contracts = [c for c in own[0].contracts if not c.inline] if own else []
+        elif legacy is not None:
+            result, contracts = compile_source(root, config, legacy[0], legacy[1], legacy=target)
+            target = legacy[0]
         else:
-            texts, unreadable = read_sources(root, config)
-            if legacy is not None:
-                texts = [(p, t) for p, t in texts if p != target] + [legacy]
-            elif target not in {p for p, _ in texts}:
-                texts.append((target, path.read_text(encoding="utf-8")))
+            result, contracts = compile_source(root, config, target, None, file=path)
     except (DiscoveryError, OSError, UnicodeDecodeError) as exc:
         fail(f"{path}: {exc}")
-    result = compile_texts(texts, config, extra=unreadable, imports=importer(root))
-    own = [f for f in result.unit.project.files if f.path == target]
-    contracts = [c for c in own[0].contracts if not c.inline] if own else []
     if not contracts:
         sys.stdout.write(report.render(result.diagnostics, "text"))
         fail(f"{target}: no contract in this file to run")
@@ -258,11 +255,20 @@ def _run_function(
     if legacy is not None:  # the run keeps the program as written and as compiled
         virtual, markdown, origin, original = legacy
         compiled = {virtual: markdown.encode("utf-8"), origin: original}
+        legacy_memory(root, raw["vm"])
     with user_errors():
         outcome = start_vm(
             settings, raw, given, replay=replay_dir, compiled=compiled, origin=origin
         )
     _report(outcome, as_json)
+
+
+def legacy_memory(root: Path, raw_vm: Any) -> None:
+    """Say which agents' legacy memory (seed 000's places) the run will not read."""
+    from prosec.runtime.vm.legacy_adopt import unmigrated_memory
+
+    for note in unmigrated_memory(root, raw_vm, Path.home()):
+        click.echo(f"prosec: note: {note}", err=True)
 
 
 def _legacy_form(path: Path) -> tuple[str, str, str, bytes]:

@@ -24,9 +24,10 @@ _DONE = {"write": "wrote", "remove": "removed", "move": "moved", "adopt": "adopt
 def upgrade_command(paths: tuple[Path, ...], dry_run: bool, as_json: bool) -> None:
     """Migrate legacy `.prose` programs and `.prose/` state trees to the current layout.
 
-    PATH (default: the current directory) is a `.prose` file, a folder (its `.prose`
-    files and its `.prose/` tree), or a `.prose/` folder itself (`~/.prose` migrates to
-    `~/.agents/prose`). A `.prose` program becomes `NAME.prose.md` (kind: function) beside
+    PATH (default: the current directory, and the user-scope `~/.prose/` beside it) is a
+    `.prose` file, a folder (its `.prose` files and its `.prose/` tree), or a `.prose/`
+    folder itself (`~/.prose` migrates to the user root, $OPENPROSE_USER_ROOT or
+    `~/.agents/prose`: user agents to its `state/agents/`). A `.prose` program becomes `NAME.prose.md` (kind: function) beside
     it; `.prose/.env` moves to `.env`, `.prose/agents/` to `state/agents/`, each run of
     `.prose/runs/` becomes `runs/{id}/` (a VM run `prosec resume` continues, the legacy
     files kept in it as `legacy/`). Nothing is overwritten.
@@ -42,7 +43,7 @@ def upgrade_command(paths: tuple[Path, ...], dry_run: bool, as_json: bool) -> No
             fail(f"{path}: no such file or directory")
         if not (path.is_file() or path.is_dir()):  # a FIFO or device: a trap, not a program
             fail(f"{path}: not a regular file or folder")
-    plan = plan_upgrade(targets, Path.home())
+    plan = plan_upgrade(targets, Path.home(), user=not paths)
     performed: list[dict[str, Any]] = []
     errors = [(path, message) for path, message in plan.errors]
     if not dry_run:

@@ -332,9 +332,11 @@ def _nester(
             if replay is not None and recorded is None:
                 raise Unrecorded(key)  # the replay takes the call's recorded result
             if folder is None:
-                name = recorded.name if recorded is not None else _free(parent / "imports", base)
+                name = (
+                    recorded.name if recorded is not None else free_name(parent / "imports", base)
+                )
                 folder = parent / "imports" / name
-                _lay_out(parent, folder, nested, run_id, key)
+                lay_out(parent, folder, nested, run_id, key)
         remove_leftovers(folder)
         journal = Journal.open(folder / JOURNAL)
         replayed = _follow(journal, recorded)
@@ -402,7 +404,7 @@ def _call_folder(imports: Path, key: str) -> Path | None:
     return None
 
 
-def _free(imports: Path, base: str) -> str:
+def free_name(imports: Path, base: str) -> str:
     """`base` if no call took it yet, else `base-NNN` with the first free number."""
     if not (imports / base).exists():
         return base
@@ -413,7 +415,7 @@ def _free(imports: Path, base: str) -> str:
     raise AssertionError("unreachable")
 
 
-def _lay_out(parent: Path, folder: Path, program: Program, run_id: str, key: str) -> None:
+def lay_out(parent: Path, folder: Path, program: Program, run_id: str, key: str) -> None:
     """A nested run folder, built under a hidden name and renamed whole."""
     building = folder.with_name(f".new-{folder.name}")
     shutil.rmtree(building, ignore_errors=True)

@@ -6,51 +6,63 @@ inside a block invocation, `anon_NNN.md` for a session nothing captured). `seed_
 finds the VM step each binding belongs to by running the program's script without
 running anything: a probe interpreter walks it, and each session or call it meets takes
 its binding's value when the binding exists (that step is finished) and a placeholder
-when it does not (the step is still to do). Block invocations take the legacy execution
-ids in the order they start (ids grow as blocks are entered); a binding is found in the
-scope it was written in. A discretion question has no binding: the probe tries each
-answer and keeps the one under which more bindings are found (a `true` that led into a
-block whose bindings exist), recording it; when no answer finds more, the question is
-left to ask again. A `use`d program's call takes its legacy import folder's outputs
-when that nested run completed.
+when it does not (the step is still to do). Each block invocation takes the legacy
+execution id `state.md` and `bindings/` record for it (runtime/vm/legacy_trace.py: the
+call stack, the trace, the parameter bindings), so a binding is found in the scope it
+was written in whatever order the invocations started; the probe walks parallel
+branches and `parallel for` iterations one after the other, in order, so what it finds
+(`anon_NNN` numbering, ids) never depends on threads. A
+discretion question has no binding: the probe tries each answer and keeps the one under
+which more bindings are found (a `true` that led into a block whose bindings exist),
+recording it; when no answer finds more, the question is left to ask again. A `use`d
+program's call takes its legacy import folder's outputs when that nested run
+completed; a nested run that did not is seeded the same way from its own `state.md`
+and `bindings/` (`Seed.nested`), and continues as the resumed run's nested run.
 
 Loops: a legacy loop rewrites its bindings each iteration, and `state.md`'s active
 construct says how far it got (`iteration: 2/3`, `status: executing`). The loop is
 found by its header line; each iteration before the current one is finished: its
 steps take the bindings' (latest) values and its condition the answer that kept the
-loop going (a finished loop's last one, the answer that ended it). The current
-iteration runs again, since its bindings may still be the previous iteration's.
+loop going (a finished loop's last one, the answer that ended it). In the current
+iteration a statement the trace marks done (`# --> bindings/x.md`, `(complete)`) takes
+its binding, which that statement has just written; the rest of it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import shutil
 import tempfile
 import threading
-import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..canonical import canonical_json
-from ..fsio import append_line, atomic_write_bytes, fsync_dir, safe_name
-from ..legacy import LIMIT
-from ..runs import RunDir
 from . import nested
 from .calls import Ask
 from .interp import Interpreter
-from .journal import JOURNAL, Journal
-from .program import Frame, ProseError, Scope
+from .journal import Journal
+from .legacy_trace import (
+    MISSING,
+    ExecutionIds,
+    TraceStatus,
+    block_names,
+    import_results,
+    loop_progress,
+    match_import,
+)
+from .program import Frame, Program, ProseError, Scope
 
-__all__ = ["adopt_legacy", "legacy_inputs", "seed_steps"]
+__all__ = ["Seed", "legacy_inputs", "seed_run", "seed_steps"]
 
 _PROBES = 256  # probe runs at most (each question can double them)
 _STEPS = 20_000  # steps one probe may meet (a loop bounded by a reference, recursion)
-_MISSING = object()
+_MISSING = MISSING  # a binding or import result not found
 _INVOCATION = re.compile(r"#[A-Za-z_][\w-]*(?=/|$)")
+_BRANCH = re.compile(r"(?P<parallel>.+)\|(?P<index>\d+)")
+_ITERATION = re.compile(r"(?P<loop>.+)@(?P<index>\d+)")
+_TURN = 30.0  # seconds a branch waits for the one before it, at most
 
 
 class _NeedAnswer(Exception):
@@ -73,31 +85,56 @@ def legacy_inputs(run: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the probes of one legacy run share, read once (not once per probe)."""
+
+    lines: list[str]
+    progress: dict[str, tuple[int, bool]]
+    trace: TraceStatus
+    values: dict[tuple[str, Any], Any]
+    blocks: dict[str, tuple[tuple[str, ...], frozenset[str]]]
+    ids: ExecutionIds
+    available: int
+    imports: list[tuple[Mapping[str, Any], Any]]
+
+    @classmethod
+    def read(cls, program: Program, run: Mapping[str, Any], lines: list[str]) -> _Facts:
+        blocks = block_names([f.script for f in program.functions.values()])
+        return cls(
+            lines=lines,
+            progress=loop_progress(run),
+            trace=TraceStatus(run, lines),
+            values={
+                (str(b["name"]), b.get("execution_id")): b["value"] for b in run.get("bindings", [])
+            },
+            blocks=blocks,
+            ids=ExecutionIds(run, blocks),
+            available=sum(1 for b in run.get("bindings", []) if b.get("kind") != "input"),
+            imports=import_results(run),
+        )
+
+
 class _Probe(Interpreter):
     """The interpreter with every effect answered from the legacy bindings."""
 
-    def setup(
-        self,
-        run: Mapping[str, Any],
-        answers: Mapping[str, Any],
-        imports: Mapping[str, Any],
-        lines: list[str],
-    ) -> None:
-        self.lines = lines  # the compiled source's lines (loops are found by their header)
-        self.progress = _loop_progress(run)
+    def setup(self, facts: _Facts, answers: Mapping[str, Any]) -> None:
+        self.lines = facts.lines  # the compiled source's lines (loops: by their header)
+        self.progress = facts.progress
+        self.trace = facts.trace
+        self.lines_of: dict[str, Any] = {}  # statement key -> its compiled line
+        self.turns: dict[str, int] = {}  # parallel key -> the branch whose turn it is
+        self.turn = threading.Condition()
         self.loops: dict[str, tuple[int, bool, str]] = {}  # key -> (started, ended, kind)
-        self.values = {
-            (str(b["name"]), b.get("execution_id")): b["value"] for b in run.get("bindings", [])
-        }
-        known = {b.get("execution_id") for b in run.get("bindings", [])}
-        known |= {f.get("execution_id") for f in run.get("call_stack", [])}
-        self.ids = sorted(i for i in known if isinstance(i, int))
+        self.values = facts.values
+        self.blocks = facts.blocks
+        self.ids = facts.ids.fresh()
+        self.claimed: set[int] = set()  # the legacy imports a call took
         # the bindings a step could take: once all are taken, no answer can find more
-        self.available = sum(1 for b in run.get("bindings", []) if b.get("kind") != "input")
+        self.available = facts.available
         self.answers = dict(answers)
-        self.imports = imports
+        self.imports = facts.imports
         self.names: dict[str, str] = {}
-        self.invocations: list[str] = []
         self.found: dict[str, tuple[str, Any]] = {}
         self.taken: set[tuple[str, int | None]] = set()
         self.anon = 0
@@ -117,14 +154,40 @@ class _Probe(Interpreter):
                 with self.guard:
                     self.anon += 1
                     name = f"anon_{self.anon:03d}"
-        if name is not None:
-            with self.guard:
+        with self.guard:
+            self.lines_of[key] = stmt.get("line")
+            if name is not None:
                 self.names[key] = name
-        return super().statement(stmt, scope, frame, key)
+        branch = _BRANCH.fullmatch(key)
+        if branch is None:
+            return super().statement(stmt, scope, frame, key)
+        with self._in_turn(branch["parallel"], int(branch["index"])):  # a parallel branch
+            return super().statement(stmt, scope, frame, key)
+
+    def block(self, statements: tuple[Any, ...] | list[Any], scope: Scope, frame: Frame) -> Any:
+        iteration = _ITERATION.fullmatch(frame.path)
+        if iteration is None:
+            return super().block(statements, scope, frame)
+        with self._in_turn(iteration["loop"], int(iteration["index"])):  # `parallel for` too
+            return super().block(statements, scope, frame)
+
+    @contextlib.contextmanager
+    def _in_turn(self, group: str, index: int) -> Iterator[None]:
+        """Branch or iteration `index` of `group` after the one before it: the probe
+        meets steps (anon_NNN, execution ids) in the script's order, whatever the
+        threads do (a wait that could not end, never expected, gives up after _TURN s)."""
+        with self.turn:
+            self.turn.wait_for(lambda: self.turns.get(group, 0) >= index, timeout=_TURN)
+        try:
+            yield
+        finally:
+            with self.turn:
+                self.turns[group] = max(self.turns.get(group, 0), index + 1)
+                self.turn.notify_all()
 
     def value(self, node: Any, scope: Scope, frame: Frame, key: str, **kw: Any) -> Any:
         if isinstance(node, Mapping) and node.get("t") == "DoCall":
-            self._enter(f"{key}#{node['block']}")
+            self._enter(node, scope, key)
         if isinstance(node, Mapping) and node.get("t") in ("Loop", "Repeat", "For"):
             line = node.get("line")
             header = ""
@@ -150,20 +213,52 @@ class _Probe(Interpreter):
         finished = best[1] < started - 1 or (ended and best[1] < started)
         return (*best, finished)
 
-    def _enter(self, invocation: str) -> None:
+    def _enter(self, node: Mapping[str, Any], scope: Scope, key: str) -> None:
+        """A block invocation starts: the legacy execution id that agrees with it."""
+        block = str(node["block"])
+        params = self.blocks.get(block, ((), frozenset()))[0]
+        args: dict[str, str] = {}
+        for position, arg in enumerate(node.get("args") or []):
+            name = arg.get("name") or (params[position] if position < len(params) else None)
+            text = _text(arg.get("value"), scope)
+            if name is not None and text is not None:
+                args[str(name)] = text
+        depth = len(_INVOCATION.findall(key)) + 1
+        self.ids.assign(
+            f"{key}#{block}",
+            block,
+            depth=depth,
+            parent=self.execution(key),
+            finished=self._finished(key) if depth == 1 else None,
+            args=args,
+        )
+
+    def _finished(self, key: str) -> bool | None:
+        """Whether the statement `key` finished, as far as the trace tells: its line's
+        annotation speaks of a loop's current iteration only (an earlier one finished,
+        a later one has not started), and of no iteration of a loop `state.md` gives no
+        progress of."""
+        inside = self._iteration(key)
+        if inside is None and "@" in key:
+            return None
+        if inside is not None:
+            _, index, (started, ended, _), finished = inside
+            if finished:
+                return True
+            if ended or index != started - 1:
+                return None
         with self.guard:
-            if invocation not in self.invocations:
-                self.invocations.append(invocation)
+            line = self.lines_of.get(key)
+        return self.trace.done(line)
 
     def execution(self, key: str) -> int | None:
-        """The legacy execution id of the block invocation `key` is inside (None: root)."""
+        """The legacy execution id of the block invocation `key` is inside (None: root;
+        -1: an invocation no recorded id agrees with)."""
         ends = [m.end() for m in _INVOCATION.finditer(key)]
         if not ends:
             return None
-        for end in ends:  # the outer ones first: they were entered first
-            self._enter(key[:end])
-        index = self.invocations.index(key[: ends[-1]])
-        return self.ids[index] if index < len(self.ids) else -1
+        with self.ids.guard:
+            return self.ids.given.get(key[: ends[-1]], -1)
 
     def _take(self, name: str, execution: int | None) -> Any:
         with self.guard:
@@ -184,6 +279,16 @@ class _Probe(Interpreter):
         inside = self._iteration(key)
         if inside is not None and inside[3]:
             return self._replayed(key, ask, inside[:3])
+        if inside is not None and ask.kind != "question" and self._current(key, inside):
+            # the current iteration: a statement the trace marks done took its binding
+            name = self.names.get(key)
+            execution = self.execution(key)
+            if name is not None and (name, execution) in self.values:
+                value = self.values[(name, execution)]
+                with self.guard:
+                    self.taken.add((name, execution))
+                    self.found[key] = (ask.kind, {"ok": value})
+                return value
         if inside is not None:  # the current iteration or a later one: all still to do
             return (ask.options or (False,))[0] if ask.kind == "question" else None
         if ask.kind == "question":
@@ -207,6 +312,16 @@ class _Probe(Interpreter):
         with self.guard:
             self.found[key] = (ask.kind, {"ok": value})
         return value
+
+    def _current(self, key: str, inside: tuple[str, int, tuple[int, bool, str], bool]) -> bool:
+        """Whether the step is in the loop's current iteration and the trace marks its
+        statement done (the step's key is its statement's)."""
+        _, index, (started, ended, _), _ = inside
+        if ended or index != started - 1:
+            return False
+        with self.guard:
+            line = self.lines_of.get(key)
+        return self.trace.done(line) is True
 
     def _replayed(self, key: str, ask: Ask, inside: tuple[str, int, tuple[int, bool, str]]) -> Any:
         """A step of a loop iteration the legacy run finished."""
@@ -242,7 +357,18 @@ class _Probe(Interpreter):
             and nested.import_of(self, str(target), scope) is not None
         ):
             self._spend()
-            value = self.imports.get(str(target), _MISSING)
+            spec = nested.import_of(self, str(target), scope)
+            holder = scope.find(str(target))
+            use = str(holder.vars[str(target)]["use"]) if holder is not None else ""
+            value: Any = _MISSING
+            with self.guard:
+                index = match_import(self.imports, self.claimed, str(target), use)
+                if index is not None:
+                    self.claimed.add(index)
+                    value = self.imports[index][1]
+                    if value is _MISSING and spec is not None:  # left half done: seeded
+                        found = {"handle": str(target), "spec": dict(spec), "item": index}
+                        self.found[key] = ("nested", found)
             if value is _MISSING:
                 return None
             with self.guard:
@@ -251,39 +377,28 @@ class _Probe(Interpreter):
         return super().invocation(node, scope, frame, key, bind)
 
 
-def _loop_progress(run: Mapping[str, Any]) -> dict[str, tuple[int, bool]]:
-    """Each active loop construct of `state.md` by its header line's code: (iterations
-    started, whether it ended)."""
-    code = {e["line"]: str(e.get("code", "")).strip() for e in run.get("trace", [])}
-    out: dict[str, tuple[int, bool]] = {}
-    for construct in run.get("constructs", []):
-        if construct.get("kind") != "loop":
-            continue
-        items = construct.get("items", {})
-        found = re.match(r"\s*(\d+)\s*/", str(items.get("iteration", "")))
-        header = code.get(construct["lines"][0], "")
-        if found and header:
-            status = str(items.get("status", "")).lower()
-            out[header] = (int(found[1]), status in ("complete", "completed", "done"))
-    return out
+def _text(node: Any, scope: Scope) -> str | None:
+    """An argument's value as text, when it is a plain string or a name bound to one."""
+    if not isinstance(node, Mapping):
+        return None
+    if node.get("t") == "StringLit" and not node.get("interpolations"):
+        return str(node.get("value", "")).strip()
+    if node.get("t") == "Ref" and len(node.get("parts") or []) == 1:
+        name = str(node["parts"][0])
+        holder = scope.find(name)
+        found = holder.vars.get(name) if holder is not None else None
+        return found.strip() if isinstance(found, str) else None
+    return None
 
 
-def _imports(run: Mapping[str, Any]) -> dict[str, Any]:
-    """Each completed legacy import's result by handle: its one output, or all by name."""
-    out: dict[str, Any] = {}
-    for item in run.get("imports", []):
-        if item.get("status") != "complete":
-            continue
-        outputs = {
-            str(b["name"]): b["value"]
-            for b in item.get("bindings", [])
-            if b.get("kind") == "output" and b.get("execution_id") is None
-        }
-        if outputs:
-            out[str(item["handle"])] = (
-                next(iter(outputs.values())) if len(outputs) == 1 else outputs
-            )
-    return out
+@dataclass(frozen=True, slots=True)
+class Seed:
+    """What a legacy run finished: its journal lines (key, kind, value), in the order the
+    script meets them, and each nested run it left half done as (the calling step's
+    key, the `use` alias, the import spec, that run's own Seed)."""
+
+    steps: list[tuple[str, str, Any]]
+    nested: list[tuple[str, str, Mapping[str, str], Seed]] = field(default_factory=list)
 
 
 def seed_steps(
@@ -292,14 +407,34 @@ def seed_steps(
     """The journal lines (key, kind, value) of the steps the legacy run `run` (as
     runtime/legacy.py reads it) finished, in the order the script meets them. `source`
     is the entry's compiled text (its loops are matched to `state.md`'s by header)."""
-    lines = source.split("\n") if source else []
-    from .program import Program
+    return seed_run(raw_vm, run, source).steps
 
+
+def seed_run(
+    raw_vm: Mapping[str, Any],
+    run: Mapping[str, Any],
+    source: str = "",
+    read: Callable[[str], str] | None = None,
+) -> Seed:
+    """The Seed of the legacy run `run`: `source` is the entry's compiled text, `read`
+    gives a nested program's compiled text by its path (its loops and trace lines)."""
     program = Program.from_json(raw_vm)
-    imports = _imports(run)
     given = legacy_inputs(run)
     entry = program.functions[program.entry]
     args = {name: given[name] for name, _ in entry.parameters if name in given}
+    return _seed(program, run, source, args, "main", read or (lambda path: ""), 0)
+
+
+def _seed(
+    program: Program,
+    run: Mapping[str, Any],
+    source: str,
+    args: Mapping[str, Any],
+    start: str,
+    read: Callable[[str], str],
+    depth: int,
+) -> Seed:
+    facts = _Facts.read(program, run, source.split("\n") if source else [])
     with tempfile.TemporaryDirectory(prefix="prosec-legacy-") as scratch:
         budget = [_PROBES]
 
@@ -310,10 +445,10 @@ def seed_steps(
                 perform=_never,
                 emit=lambda event: None,
             )
-            vm.setup(run, answers, imports, lines)
+            vm.setup(facts, answers)
             # a placeholder the script could not use ends the probe: what was found stands
             with contextlib.suppress(ProseError, RecursionError, _Exhausted):
-                vm.run(args)
+                vm.run(args, key=start)
             return vm.found
 
         def search(answers: dict[str, Any]) -> dict[str, tuple[str, Any]]:
@@ -324,7 +459,9 @@ def seed_steps(
                 if budget[0] <= 0:
                     return search({**answers, need.key: None})
                 tried = [search({**answers, need.key: o}) for o in need.options]
-                counts = [sum(1 for k, _ in f.values() if k != "answer") for f in tried]
+                counts = [
+                    sum(1 for k, _ in f.values() if k not in ("answer", "nested")) for f in tried
+                ]
                 if len(set(counts)) == 1:  # no answer finds more: ask it again
                     chosen = dict(tried[0])
                     chosen.pop(need.key, None)
@@ -332,94 +469,21 @@ def seed_steps(
                 return tried[counts.index(max(counts))]
 
         found = search({})
-    return [(key, kind, value) for key, (kind, value) in found.items()]
-
-
-def adopt_legacy(
-    root: Path,
-    raw: Mapping[str, Any],
-    legacy: Path,
-    run: Mapping[str, Any],
-    *,
-    compiled: Mapping[str, bytes],
-    origin: str,
-    backend: str,
-) -> RunDir:
-    """The legacy run folder `legacy` (read as `run`) as the current-layout VM run
-    `runs/{same id}/`: compiled-intent.json with the program's `vm` section, the
-    program as written and as compiled in sources/, its agents' memory and segments
-    under agents/, and vm/journal.jsonl holding every step it finished, so `resume_vm`
-    continues it doing none of them again. The legacy folder is left as it was."""
-    given = legacy_inputs(run)
-    raw_vm = raw["vm"]
-    target = str(raw_vm.get("target") or "")
-    source = compiled.get(target, b"").decode("utf-8", errors="replace")
-    steps = seed_steps(raw_vm, run, source)
-    info = {
-        "kind": "vm",
-        "wakes": [],
-        "backend": backend,
-        "started_ns": time.time_ns(),
-        "inputs": dict(sorted(given.items())),
-        "legacy": origin,
-        "legacy_run": legacy.relative_to(root).as_posix()
-        if legacy.is_relative_to(root)
-        else legacy.name,
-    }
-    sources = [str(s["path"]) for s in raw.get("sources", [])]
-    sources += sorted(set(compiled) - set(sources))
-    final = root / "runs" / legacy.name
-    if final.exists():
-        raise FileExistsError(f"run {legacy.name} exists in {root / 'runs'}")
-    # made whole under runs/.adopting/ and renamed into place: a crash leaves no run
-    # with half its journal (the next adoption clears the leftover)
-    staging = root / "runs" / ".adopting"
-    shutil.rmtree(staging / legacy.name, ignore_errors=True)
-    made = RunDir.create(
-        root,
-        legacy.name,
-        runs_dir=staging,
-        intent_bytes=canonical_json(dict(raw)) + b"\n",
-        sources=sources,
-        root_source=str(raw_vm.get("target") or "") or None,
-        title=str(raw_vm["entry"]),
-        upstream=[],
-        info=info,
-        compiled=compiled,
-    )
-    agents = legacy / "agents"
-    if agents.is_dir():
-        for folder in sorted(p for p in agents.iterdir() if p.is_dir()):
-            for item in sorted(folder.glob("*.md")):
-                if item.is_symlink() or not item.is_file() or item.stat().st_size > LIMIT:
-                    continue  # untrusted: a link out of the run, or a huge file, is left
-                copy = made.path / "agents" / safe_name(folder.name) / item.name
-                atomic_write_bytes(copy, item.read_bytes())
-    journal = Journal.open(made.path / JOURNAL)
-    for key, kind, value in steps:
-        journal.record(key, kind, value)
-    if run.get("status") == "complete":  # finished: its result, bindings and end marker
-        root_scope = {
-            str(b["name"]): b["value"]
-            for b in run.get("bindings", [])
-            if b.get("execution_id") is None
-        }
-        outputs = [str(b["name"]) for b in run.get("bindings", []) if b.get("kind") == "output"]
-        result: Any = None
-        if len(outputs) == 1:
-            result = root_scope.get(outputs[0])
-        elif outputs:
-            result = {name: root_scope.get(name) for name in outputs}
-        vm = made.path / "vm"
-        atomic_write_bytes(vm / "result.json", canonical_json({"result": result}) + b"\n")
-        atomic_write_bytes(vm / "bindings.json", canonical_json(root_scope) + b"\n")
-        ended = str(run.get("updated") or "").strip() or "unknown"
-        append_line(made.path / "vm.log.md", f"---end {ended}".encode())
-    os.rename(made.path, final)
-    fsync_dir(final.parent)
-    with contextlib.suppress(OSError):
-        staging.rmdir()
-    return RunDir(final)
+    seed = Seed([(key, kind, value) for key, (kind, value) in found.items() if kind != "nested"])
+    for key, (kind, value) in found.items():
+        if kind != "nested" or depth >= 16:
+            continue
+        item = run["imports"][value["item"]]
+        inner = program.nested(value["spec"])
+        if inner.entry not in inner.functions:
+            continue
+        given = legacy_inputs(item)
+        params = inner.functions[inner.entry].parameters
+        inner_args = {name: given[name] for name, _ in params if name in given}
+        text = read(inner.target)
+        below = _seed(inner, item, text, inner_args, f"{key}>main", read, depth + 1)
+        seed.nested.append((key, value["handle"], value["spec"], below))
+    return seed
 
 
 def _never(ask: Ask) -> Any:

@@ -4,6 +4,7 @@ migrates it, instead of reporting Contract Markdown it never had."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -48,3 +49,37 @@ def test_a_folder_walk_finds_legacy_programs_but_not_run_copies(tmp_path: Path) 
     assert paths == [("legacy_program", "tides.prose")]
     strict = lint(tmp_path / "tides", "--select", "legacy_program", "--strict", ".")
     assert strict.returncode in (0, 1) and "Traceback" not in strict.stderr
+
+
+def prosec(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PROSEC_CACHE_DIR": str(where.parent / "cache")}
+    return subprocess.run(
+        [str(PROSEC), *args], cwd=where, capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+def test_build_reports_a_legacy_program_as_lint_does(tmp_path: Path) -> None:
+    """`prosec build` of a project holding a `.prose` program never drops it silently:
+    the same `legacy_program` warning as `prosec lint`, on its file and line, naming
+    `prosec upgrade`, cold and from the build cache; once upgraded it compiles."""
+    project = tmp_path / "lamp"
+    shutil.copytree(CORPUS / "invalid/legacy_program", project)
+    linted = [d for d in json.loads(prosec(project, "lint", "--format", "json", ".").stdout)]
+    expected = [(d["code"], d["path"], d["line"], d["message"]) for d in linted]
+    assert [e[:3] for e in expected] == [("legacy_program", "lamp-check.prose", 1)]
+    for attempt in ("cold", "cached"):
+        built = prosec(project, "build", "--format", "json")
+        assert built.returncode == 0, (attempt, built.stderr)  # a warning, as in lint
+        found = [
+            (d["code"], d["path"], d["line"], d["message"])
+            for d in json.loads(built.stdout)
+            if d["code"] == "legacy_program"
+        ]
+        assert found == expected, attempt
+        assert "prosec upgrade lamp-check.prose" in found[0][3]
+    assert prosec(project, "upgrade", "lamp-check.prose").returncode == 0
+    built = prosec(project, "build", "--format", "json")
+    assert built.returncode == 0, built.stderr
+    assert "legacy_program" not in built.stdout
+    manifest = json.loads((project / "dist/manifest.next.json").read_text())
+    assert [s["path"] for s in manifest["sources"]] == ["lamp-check.prose.md"]

@@ -49,7 +49,7 @@ def built(root: Path) -> set[Finding]:
 
 
 def linted(paths: list[Path], base: Path) -> set[Finding]:
-    refs = discover(paths, base)
+    refs = discover(paths, base, legacy=True)  # as `prosec lint` walks: `.prose` too
     return _findings(lint_refs(refs, Config(), base=base, configs=config.load).diagnostics, base)
 
 

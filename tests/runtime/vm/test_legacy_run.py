@@ -142,3 +142,71 @@ def test_a_broken_legacy_program_is_reported_not_run(tmp_path: Path) -> None:
     result = prosec(root, "run", "bad.prose", "--x", "1")
     assert result.returncode == 1 and "does not compile" in result.stderr
     assert "prosescript_syntax" in result.stdout and not (root / "runs").exists()
+
+
+KEEPER = """# Almanac keeper (a legacy .prose program, written for prosec's tests)
+
+agent almanac:
+  persist: project
+  prompt: "You keep the harbour almanac"
+
+agent pilot:
+  persist: user
+  prompt: "You bring ships in"
+
+let entry = session: almanac
+  prompt: "Note today's tides"
+
+output advice = session: pilot
+  prompt: "Advise on {entry}"
+"""
+
+
+def test_legacy_memory_the_run_does_not_read_is_named(tmp_path: Path) -> None:
+    """seed 000 keeps `persist: project` memory in `.prose/agents/` and `persist: user`
+    memory in `~/.prose/agents/`; the VM reads `state/agents/` and the user root's, so a
+    run of the legacy program says which legacy memory it starts without, and how to
+    move it (nothing is moved by a run)."""
+    root = legacy_project(tmp_path)
+    home = tmp_path / "home"
+    shutil.copytree(LEGACY / "home", home)
+    shutil.copytree(LEGACY / "tides/.prose/agents", root / ".prose/agents")
+    (root / "keeper.prose").write_text(KEEPER)
+    env = {"HOME": str(home)}
+    result = prosec(root, "run", "keeper.prose", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("prosec: note:")]
+    assert notes == [
+        f"prosec: note: agent almanac (persist: project) starts without its legacy memory "
+        f"in {root / '.prose/agents/almanac'}: the run keeps it in "
+        f"{root / 'state/agents/almanac'}; `prosec upgrade` moves it there",
+        f"prosec: note: agent pilot (persist: user) starts without its legacy memory in "
+        f"{home / '.prose/agents/pilot'}: the run keeps it in "
+        f"{home / '.agents/prose/state/agents/pilot'}; `prosec upgrade "
+        f"{home / '.prose'}` moves it there",
+    ]
+    assert (root / ".prose/agents/almanac/memory.md").is_file()  # left where it was
+    # the run began the current-layout memory: upgrade moves nothing over it
+    planned = json.loads(prosec(root, "upgrade", "--dry-run", "--json", env=env).stdout)
+    errors = {e["path"]: e["error"] for e in planned["errors"]}
+    assert "merge them by hand" in errors[".prose/agents/almanac"]
+    assert "merge them by hand" in errors[str(home / ".prose/agents/pilot")]
+
+
+def test_upgraded_first_the_memory_carries_on(tmp_path: Path) -> None:
+    root = legacy_project(tmp_path)
+    home = tmp_path / "home"
+    shutil.copytree(LEGACY / "home", home)
+    shutil.copytree(LEGACY / "tides/.prose/agents", root / ".prose/agents")
+    (root / "keeper.prose").write_text(KEEPER)
+    env = {"HOME": str(home)}
+    assert prosec(root, "upgrade", env=env).returncode == 0  # no PATH: the user scope too
+    result = prosec(root, "run", "keeper.prose.md", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "legacy memory" not in result.stderr
+    almanac = root / "state/agents/almanac"
+    assert sorted(p.name for p in almanac.iterdir()) == [
+        "almanac-001.md",
+        "almanac-002.md",  # this run's session, after the legacy one
+        "memory.md",
+    ]

@@ -44,6 +44,15 @@ def plan(root: Path, *args: str) -> dict[str, Any]:
     return data
 
 
+def user_scope(root: Path) -> list[tuple[str, str, str | None]]:
+    """The changes that migrate the user-scope `~/.prose/` (its agent pilot)."""
+    home = root.parent / "home"
+    return [
+        ("move", str(home / ".prose/agents/pilot"), str(home / ".agents/prose/state/agents/pilot")),
+        ("remove", str(home / ".prose"), None),
+    ]
+
+
 def test_a_dry_run_lists_every_change_and_writes_nothing(tmp_path: Path) -> None:
     root = harbour(tmp_path)
     before = tree(tmp_path)
@@ -59,12 +68,13 @@ def test_a_dry_run_lists_every_change_and_writes_nothing(tmp_path: Path) -> None
         ("adopt", f".prose/runs/{CUT}", f"runs/{CUT}"),
         ("move", f".prose/runs/{CUT}", f"runs/{CUT}/legacy"),
         ("remove", ".prose", None),
+        *user_scope(root),  # no PATH: the user-scope ~/.prose/ too
     ]
     details = {c["to"] or c["path"]: c["detail"] for c in data["changes"]}
     assert details[".env"] == "sets OPENPROSE_TELEMETRY, SESSION_ID, USER_ID"
     assert "6 finished step(s) journaled" in details[f"runs/{CUT}"]
     text = upgrade(root, "--dry-run")
-    assert text.returncode == 0 and "9 change(s) planned; --dry-run wrote nothing" in text.stdout
+    assert text.returncode == 0 and "11 change(s) planned; --dry-run wrote nothing" in text.stdout
     assert "would adopt .prose/runs/" in text.stdout
     for secret in SECRETS:
         assert secret not in text.stdout + json.dumps(data)
@@ -118,6 +128,7 @@ def test_conflicts_and_broken_programs_are_errors_the_rest_migrates(tmp_path: Pa
     assert [(c["action"], c["path"]) for c in data["changes"]] == [
         ("move", ".prose/agents/almanac"),
         ("remove", ".prose"),
+        *[change[:2] for change in user_scope(root)],
     ]
     assert (root / "tides.prose").is_file() and (root / ".prose/runs" / CUT).is_dir()
     assert (root / ".env").read_text() == "KEPT=1\n"
@@ -141,6 +152,42 @@ def test_an_interrupted_upgrade_finishes_when_run_again(tmp_path: Path) -> None:
         ("remove", ".prose", None),
     ]
     assert upgrade(root).returncode == 0 and not (root / ".prose").exists()
+
+
+def test_with_no_path_the_user_scope_agents_migrate_too(tmp_path: Path) -> None:
+    """Seed 000's user scope is `~/.prose/agents/{name}/`: with no PATH, `prosec upgrade`
+    moves it to the user root's `state/agents/` (where `persist: user` memory lives),
+    HOME respected; --dry-run names the user-scope agent and writes nothing."""
+    root = harbour(tmp_path)
+    home = root.parent / "home"
+    memory = tree(home / ".prose/agents/pilot")
+    before = tree(home)
+    text = upgrade(root, "--dry-run")
+    assert text.returncode == 0, text.stderr
+    target = home / ".agents/prose/state/agents/pilot"
+    assert f"would move {home / '.prose/agents/pilot'} -> {target}: user-scope agent pilot" in (
+        text.stdout
+    )
+    assert tree(home) == before
+    assert upgrade(root).returncode == 0
+    assert tree(target) == memory and not (home / ".prose").exists()
+
+
+def test_the_user_root_variable_and_given_paths_are_respected(tmp_path: Path) -> None:
+    root = harbour(tmp_path)
+    home = root.parent / "home"
+    given = upgrade(root, ".")  # a PATH given: ~/.prose is left, and the output says so
+    assert given.returncode == 0, given.stderr
+    assert (home / ".prose/agents/pilot/memory.md").is_file()
+    assert f"note: {home / '.prose'} (user-scope agent memory) is left as it is" in given.stdout
+    elsewhere = tmp_path / "user-root"
+    env = {**os.environ, "HOME": str(home), "OPENPROSE_USER_ROOT": str(elsewhere)}
+    moved = subprocess.run(
+        [str(PROSEC), "upgrade"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert moved.returncode == 0, moved.stderr
+    assert (elsewhere / "state/agents/pilot/pilot-001.md").is_file()
+    assert not (home / ".agents").exists() and not (home / ".prose").exists()
 
 
 def test_the_users_prose_folder_moves_to_agents_prose(tmp_path: Path) -> None:
