@@ -107,9 +107,12 @@ def worker(root: Path, concurrency: int, lease: float, attempts: int) -> None:
 
     with user_errors():
         project = open_root(root, "postgres")
-        require(project.backend.name)
-        project.bind_renders({})
-        project.backend.close()
+        try:
+            require(project.backend.name)
+            project.bind_renders({})
+        except BaseException:
+            project.backend.close()
+            raise
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s"
     )
@@ -122,7 +125,7 @@ def worker(root: Path, concurrency: int, lease: float, attempts: int) -> None:
     )
     with user_errors():
         serve_worker(
-            project.root,
+            project,
             dict(os.environ),
             name=name,
             concurrency=concurrency,
