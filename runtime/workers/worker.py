@@ -31,7 +31,7 @@ from ..backends.base import ChainError
 from ..backends.postgres import PostgresBackend
 from ..canonical import canonical_json, content_address, encode_frame
 from ..executor import Engine, EngineOptions, Job
-from ..fsio import atomic_write_bytes
+from ..fsio import PathEscapeError, atomic_write_bytes, confined
 from ..keys import caller_key
 from ..protocol import PendingRecord, Receipt
 from ..renders import RenderOutcome
@@ -138,6 +138,7 @@ class WorkerSide:
             return self._commit_failure(view, job, "worker-lost", reason)
         engine = self._engine(view, job, heads)
         run = self._run(view, job.run_id)
+        self._place_sources(run, node)
         request, pinned = engine._prepare(run, node, job.wake())
         work = Job(
             node=node, decision=job.decision(), wake=job.wake(), request=request, pinned=pinned
@@ -177,7 +178,8 @@ class WorkerSide:
     def _run(self, view: _View, run_id: str) -> RunDir:
         """The view's scratch folder of the run (the runner's own is not reachable),
         with the run's caller inputs in it; made at the run's first job (not synced:
-        nothing recovers from it), the previous run's removed."""
+        nothing recovers from it; its sources placed as renders need them), the previous
+        run's removed."""
         if view.run is not None and view.run.run_id == run_id:
             return view.run
         if view.run is not None:
@@ -193,6 +195,7 @@ class WorkerSide:
             title=project.root.name,
             upstream=[],
             info={"kind": "worker"},
+            lazy=True,
             durable=False,
         )
         for name in project.intent.caller_inputs():  # fixed for the run (its start)
@@ -202,6 +205,25 @@ class WorkerSide:
                 atomic_write_bytes(path, str(stored["text"]).encode(), durable=False)
         view.run = run
         return run
+
+    def _place_sources(self, run: RunDir, node: str) -> None:
+        """Copy into the scratch run the sources a render of `node` reads: its contract
+        and its delegates' (copying all of a large project's at every run would cost
+        more than most renders)."""
+        runtime = self.project.intent.nodes[node].runtime or {}
+        wanted = {node, *runtime.get("delegates", ())}
+        root = self.project.root
+        for source in self.project.intent.raw.get("sources", []):
+            if source.get("name") not in wanted or run.source(str(source["path"])):
+                continue
+            try:
+                origin = confined(root, str(source["path"]), "source path")
+                target = confined(run.path / "sources", str(source["path"]), "source path")
+                data = origin.read_bytes()
+            except (PathEscapeError, OSError):
+                continue  # as a run snapshot skips a source it cannot read
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(target, data, durable=False)
 
     # -- commits --------------------------------------------------------------------------
 

@@ -254,6 +254,33 @@ def test_a_failing_render_on_a_worker_is_a_failed_receipt(
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
+CONTRACT_RENDER = (
+    "import json, os, pathlib\n"
+    "contract = os.environ['PROSEC_CONTRACT']\n"
+    "text = pathlib.Path(contract).read_text() if contract else None\n"
+    "out = pathlib.Path(os.environ['PROSEC_OUTPUT'], 'truth.json')\n"
+    "out.write_text(json.dumps({'contract': text}))\n"
+)
+
+
+def test_a_worker_render_reads_its_contract_as_a_local_one_does(
+    tmp_path: Path, pg_env: dict[str, str]
+) -> None:
+    """A worker's scratch run holds the sources its renders read, placed per render:
+    each render's PROSEC_CONTRACT is its own node's source, as in a local run."""
+    toml = f'[render.default]\nkind = "command"\ncommand = ["{sys.executable}", "r.py"]\n'
+    truths = []
+    for name, args, env in (("w", (*PG, "--workers", "2"), pg_env), ("local", (), None)):
+        fixture = Project.create(tmp_path / name, intent(NODES, EDGES), toml)
+        (fixture.root / "r.py").write_text(CONTRACT_RENDER)
+        result = fixture.run(*args, env=env)
+        assert sorted(result["rendered"]) == sorted(NODES), result
+        run = fixture.root / "runs" / result["run_id"] / "world-model"
+        truths.append({n: json.loads((run / n / "truth.json").read_text()) for n in NODES})
+    assert truths[0] == truths[1]
+    assert truths[0]["d"] == {"contract": "---\nname: d\n---\n"}
+
+
 def test_workers_need_postgres_and_say_so(tmp_path: Path) -> None:
     fixture = Project.create(tmp_path / "p", intent(NODES, EDGES))
     result = fixture.prosec("run", ".", "--workers", "2")
