@@ -9,11 +9,12 @@ Given `serve` (the `prosec worker` command's body, from the CLI), the first N ar
 from the runner before it runs anything else: each starts with the runner's modules
 already imported (a new Python process importing them costs ~0.3 s of CPU, which with
 eight workers on two cores is seconds). The child never returns into the runner: it
-serves and ends with `os._exit`, never touching what it inherited (the runner's database
-connection, its signal handlers, its buffered output). A fork needs a process with one
-thread (another thread could hold a lock the child would wait on forever) and Linux; a
-worker that died is started again as a new process (by then the runner has threads and
-connections of its own), as are all of them when forking is not possible.
+serves and ends with `os._exit`, never touching what it inherited (the runner's
+signal handlers, its buffered output, its database connection, whose file it closes,
+so the runner's session and lock still end with the runner). A fork needs a process
+with one thread (another thread could hold a lock the child would wait on forever) and
+Linux; a worker that died is started again as a new process (by then the runner has
+threads and connections of its own), as are all of them when forking is not possible.
 """
 
 from __future__ import annotations
@@ -177,8 +178,9 @@ def _serve_child(
         os.dup2(null, 0)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        os.close(null)
-        os.close(log)
+        # as a spawned worker, it holds none of the runner's files: above all not its
+        # database connection, whose session (and runner lock) must end with the runner
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
         if serve is not None:
             serve()
         code = 0

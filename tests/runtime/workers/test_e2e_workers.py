@@ -6,9 +6,11 @@ when workers cannot run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -279,6 +281,58 @@ def test_a_worker_render_reads_its_contract_as_a_local_one_does(
         truths.append({n: json.loads((run / n / "truth.json").read_text()) for n in NODES})
     assert truths[0] == truths[1]
     assert truths[0]["d"] == {"contract": "---\nname: d\n---\n"}
+
+
+def test_a_killed_runner_releases_its_lock_though_its_forked_workers_live_on(
+    tmp_path: Path, pg_env: dict[str, str]
+) -> None:
+    """Forked local workers close the runner's database connection they inherit: a
+    runner SIGKILLed mid-run ends its session, and with it the runner lock, while its
+    workers (sessions of their own) live on until stopped."""
+    from .test_worker_faults import children
+
+    fixture = Project.create(tmp_path / "p", intent(NODES, EDGES))
+    for node in NODES:
+        fixture.world(node, {"_control": {"sleep": 1.0}})
+    runner = subprocess.Popen(
+        [str(PROSEC), "run", ".", *PG, "--workers", "2", "--lease", "2"],
+        cwd=fixture.root,
+        env={**os.environ, **pg_env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the runner holds the lock once a's receipt is in
+            assert runner.poll() is None and time.monotonic() < deadline, "no receipt"
+            try:
+                if ledger(pg_env, "a"):
+                    break
+            except Exception:  # the schema is not made yet
+                pass
+            time.sleep(0.05)
+        workers = children(runner.pid)
+        assert len(workers) == 2
+        runner.kill()
+        runner.wait()
+        key = f"prosec:{pg_env['OPENPROSE_POSTGRES_SCHEMA']}"
+        with psycopg.connect(pg_env["OPENPROSE_POSTGRES_URL"], autocommit=True) as db:
+            deadline = time.monotonic() + 10
+            while True:
+                row = db.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()
+                if row is not None and row[0]:
+                    break
+                assert time.monotonic() < deadline, "the killed runner's lock is still held"
+                time.sleep(0.1)
+        assert all(Path(f"/proc/{pid}").exists() for pid in workers)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
 
 
 def test_workers_need_postgres_and_say_so(tmp_path: Path) -> None:
