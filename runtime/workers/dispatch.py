@@ -1,11 +1,13 @@
 """The runner's side: a wave's renders as jobs for workers, their commits settled here.
 
 `Dispatcher` is an `EngineOptions.dispatch`: the engine has decided the wave (the
-reconciler's rules, untouched) and prepared each render; the dispatcher enqueues one job
-per render, then waits on LISTEN for the workers' commits (a timeout of a fraction of
-the lease, never a busy poll). Each committed receipt is finished into the run folder
-(run ledger, published copy read back out of the database, vm.log.md marker, pending
-record cleared) and settled by the engine (heads, summary, the subscribers it wakes).
+reconciler's rules, untouched) and pinned the versions each render reads, preparing
+nothing (the worker prepares its render); the dispatcher enqueues one job per render,
+then waits on LISTEN for the workers' commits (a timeout of a fraction of the lease,
+never a busy poll). The commits one wake brings are finished together into the run
+folder (run ledger, published copy read back out of the database, vm.log.md marker;
+one filesystem sync, then their pending records cleared) and settled by the engine
+(heads, summary, the subscribers it wakes; their run-state rows in one transaction).
 While it waits it puts stalled jobs (their worker's heartbeat older than the lease) back
 in the queue, and a job procrastinate gave up on without a receipt is committed here as
 a failed receipt, so a run always ends.
