@@ -283,6 +283,31 @@ def test_a_worker_render_reads_its_contract_as_a_local_one_does(
     assert truths[0]["d"] == {"contract": "---\nname: d\n---\n"}
 
 
+def test_an_agent_rendered_on_a_worker_has_its_memory_rows(
+    tmp_path: Path, pg_env: dict[str, str]
+) -> None:
+    """The worker that rendered an agent with `persist: project` records its `agents` row
+    (its memory.md) and the session's `agent_segments` row, as a runner does for a
+    local render."""
+    from ..test_e2e_memory import AGENT_TOML, FAKE_AGENT
+
+    doc = intent({"keeper": {}}, [])
+    doc["topology"]["nodes"][0]["runtime"] = {"persist": "project"}
+    fixture = Project.create(tmp_path / "p", doc, AGENT_TOML.format(node="keeper"))
+    shutil.copy(FAKE_AGENT, fixture.root / "fake_agent.py")
+    result = fixture.run(*PG, "--workers", "1", env=pg_env)
+    assert result["rendered"] == ["keeper"], result
+    memory = (fixture.root / "state/agents/keeper/memory.md").read_text()
+    schema = pg_env["OPENPROSE_POSTGRES_SCHEMA"]
+    with psycopg.connect(pg_env["OPENPROSE_POSTGRES_URL"], autocommit=True) as db:
+        agents = db.execute(f"SELECT name, scope, memory FROM {schema}.agents".encode())
+        segments = db.execute(
+            f"SELECT agent_name, segment_number FROM {schema}.agent_segments".encode()
+        ).fetchall()
+        assert agents.fetchall() == [("keeper", "project", memory)]
+    assert segments == [("keeper", 1)]
+
+
 def test_a_killed_runner_releases_its_lock_though_its_forked_workers_live_on(
     tmp_path: Path, pg_env: dict[str, str]
 ) -> None:
