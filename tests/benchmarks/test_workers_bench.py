@@ -13,8 +13,9 @@ round's changes (the runner no longer prepares dispatched renders; workers forke
 the runner, one project and connection per worker, scratch runs holding only the
 sources a render reads; a wake's commits settled together, in one transaction):
 1 worker 35.3/28.1 s → 32.5/22.8 s; 2: 19.1/16.1 → 18.7/16.9; 4: 12.9/11.1 → 9.4/7.4;
-8: 15.6/15.1 → 9.0/8.3 s (speedup at 8: 2.3/1.9× → 3.6/2.7×; 4.8 s in a quieter
-moment); filesystem --jobs 1/2/4/8: 15.3/11.6/12.4/9.9 s and 17.1/7.2/6.4/9.2 s.
+8: 15.6/15.1 → 9.0/8.3 s (speedup at 8: 2.3/1.9× → 3.6/2.7×); a third round, 1 and 8
+workers only: 25.6 and 9.7 s → 23.6 and 4.9 s (2.7× → 4.8×); filesystem --jobs
+1/2/4/8: 15.3/11.6/12.4/9.9 s and 17.1/7.2/6.4/9.2 s.
 prosec's CPU (runner, workers, renders) per run: 1 worker 5.7 → 4.4 s, 8 workers
 10.5 → 5.6 s (each worker added costs ~0.17 s of it, was ~0.7 s). Where a run of 8 workers goes
 (4.8 s): ~1 s before the first wave (the runner's start and its run folder, 200
