@@ -32,7 +32,7 @@ from .renders import RenderOutcome
 from .runs import RunDir
 from .truth import build_truth
 
-__all__ = ["commit_and_sign", "evaluate"]
+__all__ = ["commit_and_sign", "evaluate", "failed"]
 
 
 def evaluate(
@@ -52,7 +52,7 @@ def evaluate(
     if outcome.ok:
         outcome = _error_signal(workspace / "__error.md") or outcome
     if not outcome.ok:
-        return ReceiptStatus.FAILED, prior, None, _failure(outcome.error or "error", outcome.detail)
+        return failed(spec, head, outcome)
     try:
         _refuse_links(run.path, staging)
         files = read_tree(staging)
@@ -76,6 +76,14 @@ def evaluate(
     if not moved:
         return ReceiptStatus.SKIPPED, tokens, None, {}
     return ReceiptStatus.RENDERED, tokens, files, {"changed": moved}
+
+
+def failed(
+    spec: NodeIntent, head: NodeHead, outcome: RenderOutcome
+) -> tuple[ReceiptStatus, dict[str, str], None, SemanticDiff]:
+    """The verdict on a render that failed (or never ran): `failed`, prior tokens kept."""
+    prior = head.fingerprints(spec.facets)
+    return ReceiptStatus.FAILED, prior, None, _failure(outcome.error or "error", outcome.detail)
 
 
 def _refuse_links(run_path: Path, staging: Path) -> None:

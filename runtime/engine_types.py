@@ -65,11 +65,13 @@ class Wave:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Job:
-    """One render of a wave: the node, why it renders and the versions it reads."""
+    """One render of a wave: the node, why it renders and the versions it reads. A
+    render dispatched to workers has no `request` here: its worker prepares it in its
+    own run folder (runtime/workers/)."""
 
     node: str
     decision: Decision
     wake: Wake
-    request: RenderRequest
+    request: RenderRequest | None = None
     pinned: tuple[tuple[str, str], ...] = ()  # (node, version) materializations it reads
     seen: int = 0  # Engine._repairs when it was prepared

@@ -13,14 +13,14 @@ from pathlib import Path
 from .agents import AgentMemory, MemoryUnavailable, open_memory, rotate
 from .backends.base import Backend
 from .canonical import token
-from .commit import evaluate
+from .commit import evaluate, failed
 from .delegation import Delegates, render_delegating
 from .engine_types import EngineOptions, Event, Job, RunSummary, Wave
 from .groupcommit import Commit, commit_group
 from .inbox import queued_wakes, take_inbox
 from .intent import Intent
 from .keys import caller_key, clock_key, external_key
-from .prepare import changed_inputs, prepare_render
+from .prepare import changed_inputs, pinned_versions, prepare_render
 from .protocol import (
     Cost,
     EventKind,
@@ -188,7 +188,10 @@ class Engine:
                     wake = explicit.merge(derived)
                 else:
                     wake = explicit
-                request, pinned = self._prepare(run, node, wake)
+                if self.options.dispatch is None:
+                    request, pinned = self._prepare(run, node, wake)
+                else:  # its worker prepares it, from the versions pinned here
+                    request, pinned = None, pinned_versions(self, node)
                 jobs.append(
                     Job(
                         node=node,
@@ -295,11 +298,14 @@ class Engine:
         problem = self._memory_problems.get(job.node)
         if problem is not None:
             return RenderOutcome(ok=False, error="memory-unavailable", detail=problem)
+        request = job.request
+        if request is None:  # pragma: no cover - dispatched jobs never render here
+            raise RuntimeError(f"the render of {job.node!r} was not prepared in this run")
         runtime = self.intent.nodes[job.node].runtime or {}
         try:
             outcome = render_delegating(
                 self.renderers[job.node],
-                job.request,
+                request,
                 allowed=tuple(runtime.get("delegates", ())),
                 delegates=self.delegates,
                 contracts=self._contracts(run, runtime.get("delegates", ())),
@@ -311,9 +317,9 @@ class Engine:
             outcome = RenderOutcome(
                 ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}"
             )
-        if job.request.memory is not None:  # the session is over: close its segment
+        if request.memory is not None:  # the session is over: close its segment
             state = "ok" if outcome.ok else f"failed ({outcome.error})"
-            rotate(job.request.memory, run_id=job.request.run_id, node=job.node, outcome=state)
+            rotate(request.memory, run_id=request.run_id, node=job.node, outcome=state)
         if not outcome.ok:
             return outcome
         problem = cost_problem(outcome.cost) if outcome.ok else None
@@ -378,14 +384,18 @@ class Engine:
         self, run: RunDir, job: Job, outcome: RenderOutcome, label: str
     ) -> tuple[Commit, ReceiptStatus, SemanticDiff]:
         node = job.node
-        changed = self._changed_inputs(run, job)
-        if changed and outcome.ok:
-            noun = "pinned input" if len(changed) == 1 else "pinned inputs"
-            detail = f"{noun} {', '.join(changed)} changed while the render ran"
-            outcome = RenderOutcome(ok=False, error="input-changed", detail=detail)
-        status, tokens, files, diff = evaluate(
-            self.intent.nodes[node], self.heads[node], run, outcome, job.request.output
-        )
+        spec, head = self.intent.nodes[node], self.heads[node]
+        if job.request is None:  # a render that never ran here: only a failure is judged
+            if outcome.ok:  # pragma: no cover - a worker's renders are judged by the worker
+                raise RuntimeError(f"no artifact of {node!r} to judge in this run")
+            status, tokens, files, diff = failed(spec, head, outcome)
+        else:
+            changed = self._changed_inputs(run, job)
+            if changed and outcome.ok:
+                noun = "pinned input" if len(changed) == 1 else "pinned inputs"
+                detail = f"{noun} {', '.join(changed)} changed while the render ran"
+                outcome = RenderOutcome(ok=False, error="input-changed", detail=detail)
+            status, tokens, files, diff = evaluate(spec, head, run, outcome, job.request.output)
         receipt = build_receipt(
             node=node,
             prev=self.heads[node].hash,
@@ -415,8 +425,9 @@ class Engine:
     ) -> None:
         node = job.node
         self._tracker.ended(node, status, receipt["content_hash"], diff)
-        self._tracker.agent(job.request.memory)
-        run.drop_staging(node, job.request.attempt)
+        if job.request is not None:  # prepared here (a worker records its own agent)
+            self._tracker.agent(job.request.memory)
+            run.drop_staging(node, job.request.attempt)
         if node in self.options.clocked:
             self.backend.put_value(clock_key(node), {"last_render": utc_now()})
         if status == ReceiptStatus.FAILED:

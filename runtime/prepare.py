@@ -22,7 +22,7 @@ from .runs import RunDir
 if TYPE_CHECKING:
     from .executor import Engine, Job
 
-__all__ = ["changed_inputs", "pinned_copy", "prepare_render"]
+__all__ = ["changed_inputs", "pinned_copy", "pinned_versions", "prepare_render"]
 
 
 def pinned_copy(engine: Engine, run: RunDir, node: str) -> Path | None:
@@ -49,6 +49,15 @@ def changed_inputs(engine: Engine, run: RunDir, job: Job) -> list[str]:
         elif engine._rebuilt.get(node, 0) > job.seen:
             changed.append(node)
     return changed
+
+
+def pinned_versions(engine: Engine, node: str) -> tuple[tuple[str, str], ...]:
+    """The versions a render of `node` reads (its inputs' and its own prior), by name."""
+    return tuple(
+        (name, version)
+        for name in sorted({edge.producer for edge in engine.intent.inputs_of[node]} | {node})
+        if (version := engine.version(name)) is not None
+    )
 
 
 def prepare_render(
@@ -113,11 +122,7 @@ def prepare_render(
         if source.get("name") == node:
             contract = run.source(str(source["path"]))
     attested = tuple(item["id"] for item in (spec.validator or {}).get("attested", []))
-    pinned = tuple(
-        (name, version)
-        for name in sorted({edge.producer for edge in engine.intent.inputs_of[node]} | {node})
-        if (version := engine.version(name)) is not None
-    )
+    pinned = pinned_versions(engine, node)
     request = RenderRequest(
         run_id=run.run_id,
         node=node,

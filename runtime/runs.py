@@ -150,11 +150,13 @@ class RunDir:
         runs_dir: Path | None = None,
         compiled: Mapping[str, bytes] | None = None,
         lazy: bool = False,
+        durable: bool = True,
     ) -> RunDir:
         """Create the run folder whole. `compiled` holds the sources as compiled (path →
         bytes, runtime/provenance.py); a source it lacks is copied from the project.
         `lazy` leaves `sources/` out: `add_sources` snapshots them before the run's first
-        render, so a run that renders nothing copies nothing."""
+        render, so a run that renders nothing copies nothing. `durable=False` syncs
+        nothing: a scratch folder no recovery reads (a worker's)."""
         final = (runs_dir or root / "runs") / run_id
         if final.exists():
             raise FileExistsError(f"run {run_id} exists")
@@ -189,9 +191,11 @@ class RunDir:
             header.append(f"upstream: [{', '.join(upstream)}]")
         header.append(f"root: {root_source or '(none)'}")
         snapshot.put(path / "vm.log.md", ("\n".join(header) + "\n\n").encode(), None)
-        snapshot.sync(path)
+        if durable:
+            snapshot.sync(path)
         os.rename(path, final)
-        fsync_dir(final.parent)
+        if durable:
+            fsync_dir(final.parent)
         return cls(final)
 
     def has_sources(self) -> bool:

@@ -12,7 +12,8 @@ others the tracker does nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +47,31 @@ class Tracker:
         self._wave: tuple[int, str] | None = None
         self._outcomes: list[ExecutionStatus] = []
 
-    def wave(self, nodes: Sequence[str], event: int) -> None:
-        """Open the rows of a wave's renders (a parallel block when there are several)."""
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The rows written inside as one transaction (one commit, not one per row)."""
         if self.state is None:
+            yield
             return
+        with self.state.db.transaction():
+            yield
+
+    def wave(self, nodes: Sequence[str], event: int) -> None:
+        """Open the rows of a wave's renders (a parallel block when there are several),
+        in one transaction."""
+        state = self.state
+        if state is None:
+            return
+        with state.db.transaction():
+            self._open_wave(state, nodes, event)
+
+    def _open_wave(self, state: SqlState, nodes: Sequence[str], event: int) -> None:
         self._wave = None
         self._outcomes = []
         parallel = f"p{event}"
         parent = None
         if len(nodes) > 1:
-            parent = self.state.begin_execution(
+            parent = state.begin_execution(
                 self.run_id,
                 min(self.index[n] for n in nodes),
                 "parallel:",
@@ -66,10 +82,10 @@ class Tracker:
             metadata: dict[str, Any] = {}
             if parent is not None:
                 metadata.update(parallel_id=parallel, branch=node)
-            failed = self.state.failures(self.run_id, self.index[node], node)
+            failed = state.failures(self.run_id, self.index[node], node)
             if failed:
                 metadata["retry_attempt"] = failed + 1
-            self._rows[node] = self.state.begin_execution(
+            self._rows[node] = state.begin_execution(
                 self.run_id, self.index[node], node, parent_id=parent, metadata=metadata
             )
 

@@ -3,8 +3,10 @@
 Security: the connection string (OPENPROSE_POSTGRES_URL from ROOT/.env, then the
 environment, then DATABASE_URL) is an opaque capability. It is never printed, logged,
 stored in run state or put in an exception message: errors are redacted, `describe()`
-and `repr()` name only the variable. This module (with postgres_audit.py, its read-only
-view for `prosec receipts verify`) is the only user of psycopg.
+and `repr()` name only the variable (pg_url.py looks it up and redacts it; pg_values.py
+holds what JSONB refuses and how a version row's frame is read, re-exported here). This
+module (with postgres_audit.py, its read-only view for `prosec receipts verify`) is the
+only user of psycopg.
 
 The schema is seed 004's, all nine tables (pg_schema.py holds the DDL and its versioned
 migrations, applied when the backend opens); prosec adds the receipt's canonical line
@@ -37,6 +39,8 @@ from .base import (
     verify_stored,
 )
 from .pg_schema import LATEST, MIGRATIONS, VERSION_TABLE
+from .pg_url import USER_URL_VARIABLE, find_url, redact
+from .pg_values import attachment_frame, jsonb_problem
 from .sqlstate import ATTACHMENT_LIMIT, SqlState
 
 __all__ = [
@@ -47,36 +51,6 @@ __all__ = [
     "jsonb_problem",
     "redact",
 ]
-
-URL_VARIABLES = ("OPENPROSE_POSTGRES_URL", "DATABASE_URL")
-USER_URL_VARIABLE = "OPENPROSE_POSTGRES_USER_URL"
-
-
-def find_url(root: Path, env: Mapping[str, str]) -> tuple[str, str] | None:
-    """(variable name, URL) by the seed's precedence: ROOT/.env, environment, DATABASE_URL."""
-    from ..project_toml import load_dotenv
-
-    value = load_dotenv(root).get("OPENPROSE_POSTGRES_URL")
-    if value:
-        return "OPENPROSE_POSTGRES_URL", value
-    for name in URL_VARIABLES:
-        if env.get(name):
-            return name, env[name]
-    return None
-
-
-def redact(message: str, url: str) -> str:
-    """Remove the URL and its secret parts (password, user, whole authority) from text."""
-    secrets = {url}
-    match = re.match(r"^[a-z]+://(?P<auth>[^@/]*)@", url)
-    if match:
-        auth = match.group("auth")
-        secrets.add(auth)
-        secrets.update(part for part in auth.split(":") if len(part) >= 3)
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            message = message.replace(secret, "***")
-    return message
 
 
 class PostgresBackend:
@@ -493,51 +467,3 @@ class _Connection:
                 yield
         except psycopg.Error as exc:
             self._backend._fail(exc)
-
-
-def attachment_frame(row: Sequence[Any], runs: Path | None) -> bytes | None:
-    """A world_model_version row's frame: its `artifact`, else the attachment file its
-    `attachment_path` names under ROOT (None when neither can be read)."""
-    artifact, attachment = row[0], row[1]
-    if artifact is not None:
-        return bytes(artifact)
-    if attachment is None or runs is None:
-        return None
-    path = runs.parent / str(attachment)
-    if not str(attachment).startswith("runs/") or ".." in Path(str(attachment)).parts:
-        return None  # the database names a file outside the runs folder: not ours
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def jsonb_problem(value: Any, path: str = "$") -> str | None:
-    """Why PostgreSQL's JSONB would refuse `value` (a NUL character or a lone surrogate in
-    a string or key, which the other backends store), or None."""
-    stack: list[tuple[str, Any]] = [(path, value)]
-    while stack:
-        where, item = stack.pop()
-        if isinstance(item, str):
-            problem = _text_problem(item)
-            if problem:
-                return f"{where}: {problem}"
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                problem = _text_problem(str(key))
-                if problem:
-                    return f"{where}: a key has {problem}"
-                stack.append((f"{where}.{key}", child))
-        elif isinstance(item, list):
-            stack.extend((f"{where}[{i}]", child) for i, child in enumerate(item))
-    return None
-
-
-_JSONB_REFUSES = re.compile("[\x00\ud800-\udfff]")
-
-
-def _text_problem(text: str) -> str | None:
-    found = _JSONB_REFUSES.search(text)
-    if found is None:
-        return None
-    return "a NUL character (\\u0000)" if found.group() == "\x00" else "a lone surrogate"

@@ -1,11 +1,13 @@
 """The runner's side: a wave's renders as jobs for workers, their commits settled here.
 
 `Dispatcher` is an `EngineOptions.dispatch`: the engine has decided the wave (the
-reconciler's rules, untouched) and prepared each render; the dispatcher enqueues one job
-per render, then waits on LISTEN for the workers' commits (a timeout of a fraction of
-the lease, never a busy poll). Each committed receipt is finished into the run folder
-(run ledger, published copy read back out of the database, vm.log.md marker, pending
-record cleared) and settled by the engine (heads, summary, the subscribers it wakes).
+reconciler's rules, untouched) and pinned the versions each render reads, preparing
+nothing (the worker prepares its render); the dispatcher enqueues one job per render,
+then waits on LISTEN for the workers' commits (a timeout of a fraction of the lease,
+never a busy poll). The commits one wake brings are finished together into the run
+folder (run ledger, published copy read back out of the database, vm.log.md marker;
+one filesystem sync, then their pending records cleared) and settled by the engine
+(heads, summary, the subscribers it wakes; their run-state rows in one transaction).
 While it waits it puts stalled jobs (their worker's heartbeat older than the lease) back
 in the queue, and a job procrastinate gave up on without a receipt is committed here as
 a failed receipt, so a run always ends.
@@ -224,27 +226,28 @@ class Dispatcher:
                 ([log_key(run.run_id, node) for node in records],),
             ).fetchall()
         }
-        for node, record in sorted(records.items()):
-            job, _ = waiting.pop(node)
-            shipped = logs.get(log_key(run.run_id, node))
-            if isinstance(shipped, dict) and isinstance(shipped.get("text"), str):
-                text = shipped["text"].encode()
-                atomic_write_bytes(run.workspace(node) / LOG_FILE, text, durable=False)
-            version = record["version"]
-            files = None
-            if version:
-                frame = frames.get(version)
-                if frame is None or sha256_token(frame) != version:
-                    frame = self.backend.get_version(node, version)  # an attachment
-                files = (version, decode_frame(frame))
-            self._finish(
-                engine, run, job, record["receipt"], (record["marker"], files), wave, durable=False
-            )
+        with engine._tracker.batch():  # the batch's run-state rows: one commit
+            for node, record in sorted(records.items()):
+                job, _ = waiting.pop(node)
+                shipped = logs.get(log_key(run.run_id, node))
+                if isinstance(shipped, dict) and isinstance(shipped.get("text"), str):
+                    text = shipped["text"].encode()
+                    atomic_write_bytes(run.workspace(node) / LOG_FILE, text, durable=False)
+                version = record["version"]
+                files = None
+                if version:
+                    frame = frames.get(version)
+                    if frame is None or sha256_token(frame) != version:
+                        frame = self.backend.get_version(node, version)  # an attachment
+                    files = (version, decode_frame(frame))
+                marked = (record["marker"], files)
+                self._finish(engine, run, job, record["receipt"], marked, wave, durable=False)
         # the batch's run-folder writes made durable at once (as a group commit does),
         # before the pending records that would roll them forward are dropped
         sync_filesystem(run.path)
-        listen.execute(b"DELETE FROM x_kv WHERE key = ANY(%s)", (list(logs),))
-        listen.execute(b"DELETE FROM x_pending WHERE node = ANY(%s)", (sorted(records),))
+        with listen.transaction():
+            listen.execute(b"DELETE FROM x_kv WHERE key = ANY(%s)", (list(logs),))
+            listen.execute(b"DELETE FROM x_pending WHERE node = ANY(%s)", (sorted(records),))
 
     def _committed(self, node: str, render: RenderJob) -> Receipt | None:
         """The receipt committed for `render`, once it is in the node's ledger."""

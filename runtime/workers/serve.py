@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from pathlib import Path
 
 from procrastinate import JobContext
 
 from ..backends.postgres import PostgresBackend, find_url
+from ..session import Project
 from .queue import Queue, install
 from .worker import WorkerSide
 
@@ -16,7 +16,7 @@ __all__ = ["serve_worker"]
 
 
 def serve_worker(
-    root: Path,
+    project: Project,
     env: Mapping[str, str],
     *,
     name: str,
@@ -24,19 +24,18 @@ def serve_worker(
     lease: float,
     attempts: int,
 ) -> None:
-    """Take render jobs until SIGTERM / Ctrl-C (procrastinate's handlers stop it after
-    the running jobs). Heartbeats every quarter lease; LISTEN/NOTIFY wakes it for new
-    jobs (a poll every lease catches a lost notification)."""
-    found = find_url(root, env)
-    if found is None:
-        PostgresBackend.from_env(root, env)  # raises the message naming the variables
-        return
-    schema = env.get("OPENPROSE_POSTGRES_SCHEMA", "openprose")
-    probe = PostgresBackend.from_env(root, env)
-    with probe.connect(options=f"-c search_path={schema}") as db:
+    """Take render jobs of `project` (opened on the PostgreSQL backend, its renders
+    bound) until SIGTERM / Ctrl-C (procrastinate's handlers stop it after the running
+    jobs). Heartbeats every quarter lease; LISTEN/NOTIFY wakes it for new jobs (a poll
+    every lease catches a lost notification)."""
+    backend = project.backend
+    found = find_url(project.root, env)
+    if found is None or not isinstance(backend, PostgresBackend):  # pragma: no cover
+        raise TypeError("a worker serves a project opened on the PostgreSQL backend")
+    schema = backend.schema
+    with backend.connect(options=f"-c search_path={schema}") as db:
         install(db, schema)
-    probe.close()
-    side = WorkerSide(root, env, attempts=attempts)
+    side = WorkerSide(project, env, attempts=attempts)
     queue = Queue(found[1], schema, worker=True)
 
     def render(context: JobContext, job: dict[str, object]) -> str:

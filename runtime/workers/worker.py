@@ -1,9 +1,10 @@
 """A worker's side of a render job: render it here, commit it in one transaction.
 
-Each of procrastinate's job threads opens its own view of the project (prose.toml, the
-active compiled intent, the render bindings, its own database connection) and a scratch
-run folder outside the project (inputs are read out of the database at their pinned
-versions, never from the runner's disk). The commit writes the version (a large one as
+The worker opens the project once (prose.toml, the active compiled intent, the render
+bindings); each job running takes a view: its own database connection and a scratch run
+folder outside the project, kept for the run's next jobs. The job prepares its render
+there, reading its inputs out of the database at their pinned versions, never from the
+runner's disk. The commit writes the version (a large one as
 an attachment in the database), the receipt (its append checks `prev == head` under the
 node's lock), the published pointer and the pending record the runner finishes from, and
 notifies the runner, all in one transaction: a worker that loses the race to another
@@ -21,7 +22,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,13 +31,14 @@ from ..backends.base import ChainError
 from ..backends.postgres import PostgresBackend
 from ..canonical import canonical_json, content_address, encode_frame
 from ..executor import Engine, EngineOptions, Job
-from ..fsio import atomic_write_text
+from ..fsio import PathEscapeError, atomic_write_bytes, confined
 from ..keys import caller_key
 from ..protocol import PendingRecord, Receipt
 from ..renders import RenderOutcome
 from ..renders.process import LOG_FILE
 from ..runs import RunDir
-from ..session import Project, open_project
+from ..session import Project
+from ..tracking import Tracker
 from .jobs import RenderJob, intent_token
 from .queue import commit_channel
 
@@ -46,56 +48,60 @@ log = logging.getLogger("prosec.workers")
 
 
 @dataclass(slots=True)
-class _Local:
-    project: Project
+class _View:
+    """One job's connection and scratch: a view serves one job at a time and is kept
+    for the next (its run folder too, while the jobs are of the same run)."""
+
     backend: PostgresBackend
-    intent: str
     scratch: Path
-    runs: dict[str, RunDir]
+    run: RunDir | None = None
 
 
 class WorkerSide:
-    """What one `prosec worker` process renders with (one project view per thread)."""
+    """What one `prosec worker` process renders with: the project it opened (settings,
+    compiled intent, render bindings; shared by its job threads, as a runner's render
+    threads share them) and one database connection and scratch folder per job running."""
 
-    def __init__(self, root: Path, env: Mapping[str, str], *, attempts: int) -> None:
-        self.root = root
+    def __init__(self, project: Project, env: Mapping[str, str], *, attempts: int) -> None:
+        if not isinstance(project.backend, PostgresBackend):
+            raise TypeError("workers render on the PostgreSQL backend")
+        self.project = project
         self.env = dict(env)
         self.attempts = attempts
+        self.intent = intent_token(dict(project.intent.raw))
         _remove_dead_scratch()
         self.scratch = Path(tempfile.mkdtemp(prefix=f"prosec-worker-{os.getpid()}-"))
-        self._local = threading.local()
-        self._count = 0
         self._lock = threading.Lock()
+        self._free = [_View(backend=project.backend, scratch=self.scratch / "1")]
+        self._views = 1
 
-    def open(self) -> _Local:
-        """This thread's project view, opened on first use."""
-        local: _Local | None = getattr(self._local, "view", None)
-        if local is None:
-            project = open_project(self.root, backend="postgres", env=self.env)
-            project.bind_renders({})
-            assert isinstance(project.backend, PostgresBackend)
-            with self._lock:
-                self._count += 1
-                scratch = self.scratch / str(self._count)
-            local = _Local(
-                project=project,
-                backend=project.backend,
-                intent=intent_token(dict(project.intent.raw)),
-                scratch=scratch,
-                runs={},
-            )
-            self._local.view = local
-        return local
-
-    def forget(self) -> None:
-        """Drop this thread's view (after a database error: the next job reconnects)."""
-        local: _Local | None = getattr(self._local, "view", None)
-        if local is not None:
-            self._local.view = None
+    @contextlib.contextmanager
+    def _view(self) -> Iterator[_View]:
+        """A free view for one job (a new one when all are busy); after an error it is
+        dropped with its connection, so the next job reconnects."""
+        with self._lock:
+            view = self._free.pop() if self._free else None
+            if view is None:
+                self._views += 1
+                scratch = self.scratch / str(self._views)
+        if view is None:
+            backend = PostgresBackend.from_env(self.project.root, self.env)
+            view = _View(backend=backend, scratch=scratch)
+        try:
+            yield view
+        except BaseException:
             with contextlib.suppress(Exception):  # the connection may be gone already
-                local.backend.close()
+                view.backend.close()
+            raise
+        with self._lock:
+            self._free.append(view)
 
     def close(self) -> None:
+        with self._lock:
+            views, self._free = self._free, []
+        for view in views:
+            with contextlib.suppress(Exception):
+                view.backend.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     # -- one job --------------------------------------------------------------------------
@@ -103,27 +109,23 @@ class WorkerSide:
     def render(self, payload: dict[str, Any], attempts: int) -> str:
         """Render and commit one job; what happened, in a word (procrastinate logs it)."""
         job = RenderJob.from_payload(payload)
-        try:
-            return self._render(job, attempts)
-        except Exception:
-            self.forget()
-            raise
+        with self._view() as view:
+            return self._render(view, job, attempts)
 
-    def _render(self, job: RenderJob, attempts: int) -> str:
-        local = self.open()
-        intent = local.project.intent
+    def _render(self, view: _View, job: RenderJob, attempts: int) -> str:
+        intent = self.project.intent
         node = job.node
         if node not in intent.nodes:  # fails the job: the runner commits the failure
             raise RuntimeError(f"{node!r} is not a node of this worker's compiled intent")
-        if job.intent != local.intent:
+        if job.intent != self.intent:
             reason = (
                 "this worker's active compiled intent is not the one the runner decided "
                 "with: build and activate the same sources on every worker's machine"
             )
             log.warning("%s: %s", node, reason)
-            return self._commit_failure(local, job, "intent-mismatch", reason)
+            return self._commit_failure(view, job, "intent-mismatch", reason)
         producers = sorted({edge.producer for edge in intent.inputs_of[node]})
-        heads = local.backend.heads([node, *producers])
+        heads = view.backend.heads([node, *producers])
         if heads[node].hash != job.prev:
             log.info("%s: already committed (its head moved on): nothing to do", node)
             return "already-committed"
@@ -133,10 +135,10 @@ class WorkerSide:
                 "(each died or lost its database connection first)"
             )
             log.warning("%s: %s", node, reason)
-            return self._commit_failure(local, job, "worker-lost", reason)
-        engine = self._engine(local, job, heads)
-        run = self._run(local, job.run_id)
-        self._bind_caller(local, run)
+            return self._commit_failure(view, job, "worker-lost", reason)
+        engine = self._engine(view, job, heads)
+        run = self._run(view, job.run_id)
+        self._place_sources(run, node)
         request, pinned = engine._prepare(run, node, job.wake())
         work = Job(
             node=node, decision=job.decision(), wake=job.wake(), request=request, pinned=pinned
@@ -147,17 +149,21 @@ class WorkerSide:
             detail = outcome.detail.replace(here, f"runs/{job.run_id}")
             outcome = replace(outcome, detail=detail)
         receipt, files, marker = engine.judge(run, work, outcome, job.label)
-        done = self._commit(local, job, receipt, files, marker, _render_log(run, node))
+        done = self._commit(view, job, receipt, files, marker, _render_log(run, node))
+        if request.memory is not None and done not in ("discarded", "already-committed"):
+            # the agent's memory is on this machine: its rows are recorded from here
+            tracker = Tracker(view.backend.run_state, job.run_id, intent.index)
+            tracker.agent(request.memory)
         run.drop_staging(node, request.attempt)
         return done
 
-    def _engine(self, local: _Local, job: RenderJob, heads: dict[str, Any]) -> Engine:
-        project = local.project
+    def _engine(self, view: _View, job: RenderJob, heads: dict[str, Any]) -> Engine:
+        project = self.project
         options = EngineOptions(jobs=1, timeout=job.timeout, default_model=job.default_model)
         engine = Engine(
             root=project.root,
             intent=project.intent,
-            backend=local.backend,
+            backend=view.backend,
             renderers=project.renderers,
             providers=project.providers,
             options=options,
@@ -169,47 +175,68 @@ class WorkerSide:
             engine._versions[name] = pinned.get(name)
         return engine
 
-    def _run(self, local: _Local, run_id: str) -> RunDir:
-        """This thread's scratch folder of the run (the runner's own is not reachable)."""
-        run = local.runs.get(run_id)
-        if run is None:
-            for old in local.runs.values():  # one run at a time: earlier ones are done
-                shutil.rmtree(old.path, ignore_errors=True)
-            local.runs.clear()
-            project = local.project
-            run = RunDir.create(
-                project.root,
-                run_id,
-                runs_dir=local.scratch,
-                intent_bytes=canonical_json(dict(project.intent.raw)) + b"\n",
-                sources=project.intent.source_paths(),
-                root_source=None,
-                title=project.root.name,
-                upstream=[],
-                info={"kind": "worker"},
-            )
-            local.runs[run_id] = run
-        return run
-
-    def _bind_caller(self, local: _Local, run: RunDir) -> None:
-        for name in local.project.intent.caller_inputs():
-            stored = local.backend.get_value(caller_key(name))
+    def _run(self, view: _View, run_id: str) -> RunDir:
+        """The view's scratch folder of the run (the runner's own is not reachable),
+        with the run's caller inputs in it; made at the run's first job (not synced:
+        nothing recovers from it; its sources placed as renders need them), the previous
+        run's removed."""
+        if view.run is not None and view.run.run_id == run_id:
+            return view.run
+        if view.run is not None:
+            shutil.rmtree(view.run.path, ignore_errors=True)
+        project = self.project
+        run = RunDir.create(
+            project.root,
+            run_id,
+            runs_dir=view.scratch,
+            intent_bytes=canonical_json(dict(project.intent.raw)) + b"\n",
+            sources=project.intent.source_paths(),
+            root_source=None,
+            title=project.root.name,
+            upstream=[],
+            info={"kind": "worker"},
+            lazy=True,
+            durable=False,
+        )
+        for name in project.intent.caller_inputs():  # fixed for the run (its start)
+            stored = view.backend.get_value(caller_key(name))
             if stored is not None:
                 path = run.path / "world-model" / "caller" / f"{name}.md"
-                atomic_write_text(path, stored["text"])
+                atomic_write_bytes(path, str(stored["text"]).encode(), durable=False)
+        view.run = run
+        return run
+
+    def _place_sources(self, run: RunDir, node: str) -> None:
+        """Copy into the scratch run the sources a render of `node` reads: its contract
+        and its delegates' (copying all of a large project's at every run would cost
+        more than most renders)."""
+        runtime = self.project.intent.nodes[node].runtime or {}
+        wanted = {node, *runtime.get("delegates", ())}
+        root = self.project.root
+        for source in self.project.intent.raw.get("sources", []):
+            if source.get("name") not in wanted or run.source(str(source["path"])):
+                continue
+            try:
+                origin = confined(root, str(source["path"]), "source path")
+                target = confined(run.path / "sources", str(source["path"]), "source path")
+                data = origin.read_bytes()
+            except (PathEscapeError, OSError):
+                continue  # as a run snapshot skips a source it cannot read
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(target, data, durable=False)
 
     # -- commits --------------------------------------------------------------------------
 
     def _commit(
         self,
-        local: _Local,
+        view: _View,
         job: RenderJob,
         receipt: Receipt,
         files: dict[str, bytes] | None,
         marker: str,
         render_log: str | None = None,
     ) -> str:
-        backend = local.backend
+        backend = view.backend
         node = job.node
         try:
             with backend.atomically(notify=(commit_channel(backend.schema), node)):
@@ -240,18 +267,18 @@ class WorkerSide:
         log.info("%s: committed %s (%s)", node, receipt["status"], receipt["content_hash"])
         return str(receipt["status"])
 
-    def _commit_failure(self, local: _Local, job: RenderJob, error: str, reason: str) -> str:
-        heads = local.backend.heads([job.node])
+    def _commit_failure(self, view: _View, job: RenderJob, error: str, reason: str) -> str:
+        """Commit a failed receipt for a render that is not run (no request: nothing
+        was prepared, so the engine judges the failure alone)."""
+        heads = view.backend.heads([job.node])
         if heads[job.node].hash != job.prev:
             return "already-committed"
-        engine = self._engine(local, job, heads)
-        run = self._run(local, job.run_id)
-        attempt = "failed"
-        request = _FailedRequest(output=run.staging(job.node, attempt), attempt=attempt)
-        work = Job(node=job.node, decision=job.decision(), wake=job.wake(), request=request)  # type: ignore[arg-type]
+        engine = self._engine(view, job, heads)
+        run = self._run(view, job.run_id)
+        work = Job(node=job.node, decision=job.decision(), wake=job.wake(), pinned=job.pinned)
         outcome = RenderOutcome(ok=False, error=error, detail=reason)
         receipt, files, marker = engine.judge(run, work, outcome, job.label)
-        return self._commit(local, job, receipt, files, marker)
+        return self._commit(view, job, receipt, files, marker)
 
 
 LOG_TAIL = 64 * 1024
@@ -283,12 +310,3 @@ def _remove_dead_scratch() -> None:
             shutil.rmtree(folder, ignore_errors=True)
         except PermissionError:
             continue
-
-
-@dataclass(frozen=True, slots=True)
-class _FailedRequest:
-    """The parts of a RenderRequest judging a render that never ran reads."""
-
-    output: Path
-    attempt: str
-    memory: None = None

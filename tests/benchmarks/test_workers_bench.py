@@ -7,11 +7,24 @@ of the layer before it, so a wave holds up to 50 renders. Renders are I/O-bound 
 time is the whole `prosec run`, local workers' start and stop included; the serial
 floor is 200 × 50 ms = 10 s. Each configuration runs on a fresh schema (or state/).
 
-Measured on the 2-core machine shared with other work (load average 4-7), 16:20 UTC
-3 Dec 2026: 1 worker 31.9 s, 2: 24.4 s (1.31×), 4: 19.4 s (1.64×), 8: 20.5 s (1.56×);
-filesystem --jobs 1: 17.6 s, 2: 9.6 s (1.83×), 4: 8.7 s (2.03×), 8: 7.6 s (2.32×).
-The aim is not met: each render costs ~100 ms of CPU (a process start, the worker's and
-the runner's file and database work), so two busy cores, not the sleeps, bound it.
+Measured on the 2-core machine shared with four other sessions (load average 5-8, both
+cores busy throughout), 4 Dec 2026, two interleaved rounds, before → after this
+round's changes (the runner no longer prepares dispatched renders; workers forked from
+the runner, one project and connection per worker, scratch runs holding only the
+sources a render reads; a wake's commits settled together, in one transaction):
+1 worker 35.3/28.1 s → 32.5/22.8 s; 2: 19.1/16.1 → 18.7/16.9; 4: 12.9/11.1 → 9.4/7.4;
+8: 15.6/15.1 → 9.0/8.3 s (speedup at 8: 2.3/1.9× → 3.6/2.7×); a third round, 1 and 8
+workers only: 25.6 and 9.7 s → 23.6 and 4.9 s (2.7× → 4.8×); filesystem --jobs
+1/2/4/8: 15.3/11.6/12.4/9.9 s and 17.1/7.2/6.4/9.2 s.
+prosec's CPU (runner, workers, renders) per run: 1 worker 5.7 → 4.4 s, 8 workers
+10.5 → 5.6 s (each worker added costs ~0.17 s of it, was ~0.7 s). Where a run of 8 workers goes
+(4.8 s): ~1 s before the first wave (the runner's start and its run folder, 200
+sources snapshotted), then 50 renders per wave in ~0.75 s (7 rounds of ~90 ms: the
+50 ms sleep, the render's processes, ~10 ms of the worker's CPU, its commit, the
+queue's fetch and finish), ~0.05 s between waves, ~0.4 s to stop; CPU: runner 1.1 s,
+workers 0.35 s each, render processes 0.55 s, PostgreSQL ~0.8 s. On two cores that
+other work keeps busy the CPU, not the sleeps, bounds the speedup: the aim of a
+near-linear speedup to 8 is not met here (not measured on more cores).
 """
 
 from __future__ import annotations
@@ -103,8 +116,8 @@ def test_workers_scale_a_200_node_dag(tmp_path: Path, schema_env) -> None:  # ty
     for name, took in figures.items():
         ref = fs_base if name.startswith("filesystem") else base
         print(f"[issue 18] {name:22s} {took:6.2f} s  speedup {ref / took:4.2f}×")
-    # a regression guard, far below the aim (on 2 cores shared with other work the CPU
-    # each render costs, a process start and its commits, caps the speedup; the
-    # filesystem's in-process --jobs meets the same cap): more workers must be faster
+    # a regression guard, below the aim (on 2 cores shared with other work the CPU each
+    # render costs caps the speedup; the filesystem's in-process --jobs meets the same
+    # cap): more workers must be clearly faster
     best = min(figures[f"workers {n}"] for n in (2, 4, 8))
-    assert best < 0.8 * figures["workers 1"], figures
+    assert best < 0.6 * figures["workers 1"], figures

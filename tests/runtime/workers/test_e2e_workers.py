@@ -6,9 +6,11 @@ when workers cannot run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -183,11 +185,14 @@ def test_two_workers_rendering_one_node_commit_once(tmp_path: Path, pg_env: dict
     script = (
         "import json, os, sys, threading\n"
         "from pathlib import Path\n"
+        "from prosec.runtime.session import open_project\n"
         "from prosec.runtime.workers.worker import WorkerSide\n"
         "job = json.loads(sys.argv[1])\n"
         "results = []\n"
         "def one():\n"
-        "    side = WorkerSide(Path('.').resolve(), dict(os.environ), attempts=3)\n"
+        "    project = open_project(Path('.'), backend='postgres', env=dict(os.environ))\n"
+        "    project.bind_renders({})\n"
+        "    side = WorkerSide(project, dict(os.environ), attempts=3)\n"
         "    results.append(side.render(job, 0))\n"
         "threads = [threading.Thread(target=one) for _ in range(2)]\n"
         "[t.start() for t in threads]; [t.join() for t in threads]\n"
@@ -249,6 +254,110 @@ def test_a_failing_render_on_a_worker_is_a_failed_receipt(
         assert mine == json.dumps(expected_unsigned, sort_keys=True), node
     verify = fixture.prosec("receipts", "verify", ".", *PG, env=pg_env)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+CONTRACT_RENDER = (
+    "import json, os, pathlib\n"
+    "contract = os.environ['PROSEC_CONTRACT']\n"
+    "text = pathlib.Path(contract).read_text() if contract else None\n"
+    "out = pathlib.Path(os.environ['PROSEC_OUTPUT'], 'truth.json')\n"
+    "out.write_text(json.dumps({'contract': text}))\n"
+)
+
+
+def test_a_worker_render_reads_its_contract_as_a_local_one_does(
+    tmp_path: Path, pg_env: dict[str, str]
+) -> None:
+    """A worker's scratch run holds the sources its renders read, placed per render:
+    each render's PROSEC_CONTRACT is its own node's source, as in a local run."""
+    toml = f'[render.default]\nkind = "command"\ncommand = ["{sys.executable}", "r.py"]\n'
+    truths = []
+    for name, args, env in (("w", (*PG, "--workers", "2"), pg_env), ("local", (), None)):
+        fixture = Project.create(tmp_path / name, intent(NODES, EDGES), toml)
+        (fixture.root / "r.py").write_text(CONTRACT_RENDER)
+        result = fixture.run(*args, env=env)
+        assert sorted(result["rendered"]) == sorted(NODES), result
+        run = fixture.root / "runs" / result["run_id"] / "world-model"
+        truths.append({n: json.loads((run / n / "truth.json").read_text()) for n in NODES})
+    assert truths[0] == truths[1]
+    assert truths[0]["d"] == {"contract": "---\nname: d\n---\n"}
+
+
+def test_an_agent_rendered_on_a_worker_has_its_memory_rows(
+    tmp_path: Path, pg_env: dict[str, str]
+) -> None:
+    """The worker that rendered an agent with `persist: project` records its `agents` row
+    (its memory.md) and the session's `agent_segments` row, as a runner does for a
+    local render."""
+    from ..test_e2e_memory import AGENT_TOML, FAKE_AGENT
+
+    doc = intent({"keeper": {}}, [])
+    doc["topology"]["nodes"][0]["runtime"] = {"persist": "project"}
+    fixture = Project.create(tmp_path / "p", doc, AGENT_TOML.format(node="keeper"))
+    shutil.copy(FAKE_AGENT, fixture.root / "fake_agent.py")
+    result = fixture.run(*PG, "--workers", "1", env=pg_env)
+    assert result["rendered"] == ["keeper"], result
+    memory = (fixture.root / "state/agents/keeper/memory.md").read_text()
+    schema = pg_env["OPENPROSE_POSTGRES_SCHEMA"]
+    with psycopg.connect(pg_env["OPENPROSE_POSTGRES_URL"], autocommit=True) as db:
+        agents = db.execute(f"SELECT name, scope, memory FROM {schema}.agents".encode())
+        segments = db.execute(
+            f"SELECT agent_name, segment_number FROM {schema}.agent_segments".encode()
+        ).fetchall()
+        assert agents.fetchall() == [("keeper", "project", memory)]
+    assert segments == [("keeper", 1)]
+
+
+def test_a_killed_runner_releases_its_lock_though_its_forked_workers_live_on(
+    tmp_path: Path, pg_env: dict[str, str]
+) -> None:
+    """Forked local workers close the runner's database connection they inherit: a
+    runner SIGKILLed mid-run ends its session, and with it the runner lock, while its
+    workers (sessions of their own) live on until stopped."""
+    from .test_worker_faults import children
+
+    fixture = Project.create(tmp_path / "p", intent(NODES, EDGES))
+    for node in NODES:
+        fixture.world(node, {"_control": {"sleep": 1.0}})
+    runner = subprocess.Popen(
+        [str(PROSEC), "run", ".", *PG, "--workers", "2", "--lease", "2"],
+        cwd=fixture.root,
+        env={**os.environ, **pg_env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the runner holds the lock once a's receipt is in
+            assert runner.poll() is None and time.monotonic() < deadline, "no receipt"
+            try:
+                if ledger(pg_env, "a"):
+                    break
+            except Exception:  # the schema is not made yet
+                pass
+            time.sleep(0.05)
+        workers = children(runner.pid)
+        assert len(workers) == 2
+        runner.kill()
+        runner.wait()
+        key = f"prosec:{pg_env['OPENPROSE_POSTGRES_SCHEMA']}"
+        with psycopg.connect(pg_env["OPENPROSE_POSTGRES_URL"], autocommit=True) as db:
+            deadline = time.monotonic() + 10
+            while True:
+                row = db.execute("SELECT pg_try_advisory_lock(hashtext(%s))", (key,)).fetchone()
+                if row is not None and row[0]:
+                    break
+                assert time.monotonic() < deadline, "the killed runner's lock is still held"
+                time.sleep(0.1)
+        assert all(Path(f"/proc/{pid}").exists() for pid in workers)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
 
 
 def test_workers_need_postgres_and_say_so(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ one receipt per node (none lost, none duplicated) and the world model of a singl
 run, receipt for receipt and version for version.
 
 The lease is 1 s, so a killed worker's job goes to another about a second later. Each
-trial is a few seconds (most of it the start-up of five Python processes); three run at
-once, each on its own schema, so the 30 take a few minutes."""
+trial is a few seconds (the runner's start-up, three waves of renders, a lease when a
+worker was killed mid-render); three run at once, each on its own schema, so the 30
+take a minute or two."""
 
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 TRIALS = int(os.environ.get("PROSEC_FAULT_TRIALS", "30"))
 SLOTS = 3  # trials running at once, each on its own schema
 LAYERS = (1, 4, 4)
+# each render sleeps this long, and the kill comes at a moment within KILL_WINDOW seconds
+# of the workers' start: the run must outlast most such moments (forked workers start at
+# once, so a run is about two seconds)
+RENDER_SLEEP = 0.25
+KILL_WINDOW = 2.0
 
 
 def dag() -> tuple[dict[str, Any], list[str]]:
@@ -49,7 +55,7 @@ def dag() -> tuple[dict[str, Any], list[str]]:
 def project(root: Path, doc: dict[str, Any], nodes: list[str]) -> Project:
     fixture = Project.create(root, doc)
     for i, node in enumerate(nodes):
-        fixture.world(node, {"i": i, "_control": {"sleep": 0.1}})
+        fixture.world(node, {"i": i, "_control": {"sleep": RENDER_SLEEP}})
     return fixture
 
 
@@ -116,7 +122,7 @@ def one_trial(fixture: Project, env: dict[str, str], rng: random.Random, trial: 
         while not children(runner.pid) and runner.poll() is None:
             assert time.monotonic() < deadline, "the runner started no workers"
             time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 3.0))
+        time.sleep(rng.uniform(0.0, KILL_WINDOW))
         workers = children(runner.pid)
         if workers and runner.poll() is None:
             os.kill(rng.choice(workers), signal.SIGKILL)
