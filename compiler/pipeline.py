@@ -397,9 +397,11 @@ def _parse(
     fresh = [(path, text) for path, text in texts if path not in reused]
     project, found = parse_texts(fresh)
     if cache is not None:
+        by_path: dict[str, list[Diagnostic]] = {}  # one pass: never files × diagnostics
+        for d in found:
+            by_path.setdefault(d.span.path, []).append(d)
         for source in project.files:
-            own = [d for d in found if d.span.path == source.path]
-            cache.put(source.path, digests[source.path], source, own)
+            cache.put(source.path, digests[source.path], source, by_path.get(source.path, []))
     files = sorted([*project.files, *(hit[0] for hit in reused.values())], key=lambda f: f.path)
     found += [d for hit in reused.values() for d in hit[1]]
     return Project(files=tuple(files)), found, len(fresh)
