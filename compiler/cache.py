@@ -33,6 +33,7 @@ from .passes.tools import HostCheck
 LAST_FILE = "last.json"
 PARSE_FILE = "parse.json"
 WIRING_FILE = "wiring.json"  # Forme's memo (compiler/passes/forme/incremental.py)
+CHECKS_FILE = "checks.json"  # each file's contract-rule findings (compiler/rules)
 FORMAT = 2  # 1 was the pickles in dist/.cache/, which are never read
 _HEADER_KEYS = {"format": int, "schema": str, "prosec": str, "config": str}
 _VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,40}")  # printed in a reason, so kept plain
@@ -73,6 +74,45 @@ class ParseEntry:
     diagnostics: tuple[Diagnostic, ...]
 
 
+class CheckStore:
+    """Each file's contract-rule findings under its `rules.file_key`, as `checks.json`
+    holds them (kept encoded until asked for) and as this build found them."""
+
+    def __init__(self, encoded: dict[str, Any]) -> None:
+        self._encoded = encoded  # path → [key, encoded findings]
+        self._fresh: dict[str, tuple[str, tuple[Diagnostic, ...]]] = {}
+
+    def get(self, path: str, key: str) -> tuple[Diagnostic, ...] | None:
+        fresh = self._fresh.get(path)
+        if fresh is not None:
+            return fresh[1] if fresh[0] == key else None
+        entry = self._encoded.get(path)
+        if type(entry) is not list or len(entry) != 2 or entry[0] != key:
+            return None
+        try:
+            found: tuple[Diagnostic, ...] = decoder(tuple[Diagnostic, ...])(entry[1])
+        except (CodecError, RecursionError):
+            return None  # checked again, and kept anew
+        return found
+
+    def put(self, path: str, key: str, found: tuple[Diagnostic, ...]) -> None:
+        self._fresh[path] = (key, found)
+
+    def document(self, keep: set[str]) -> dict[str, Any]:
+        kept: dict[str, Any] = {}
+        for path in sorted(keep):
+            fresh = self._fresh.get(path)
+            if fresh is None:
+                if path in self._encoded:
+                    kept[path] = self._encoded[path]
+                continue
+            try:
+                kept[path] = [fresh[0], encoder(tuple[Diagnostic, ...])(fresh[1])]
+            except (CodecError, RecursionError):
+                continue  # checked again next time
+        return kept
+
+
 class _Unreadable(Exception):
     """A cache file that is not what prosec writes (the message says which and why)."""
 
@@ -92,6 +132,7 @@ class BuildCache:
     reason: str = ""  # why the cache could not be used ("" when it was loaded)
     wiring: Wiring | None = None  # this build's Forme memo, saved with the rest
     _entries: dict[str, ParseEntry] | None = None
+    _checks: CheckStore | None = None
     _encoded: dict[str, Any] = field(default_factory=dict)  # path → entry as read
 
     @classmethod
@@ -125,6 +166,22 @@ class BuildCache:
             except _Unreadable as exc:
                 self.reason = _unreadable(exc)
         return self._entries
+
+    @property
+    def checks(self) -> CheckStore:
+        """The contract rules' findings of the last build (none when the cache is not
+        usable or `checks.json` is not what prosec writes: then every file is checked)."""
+        if self._checks is None:
+            encoded: dict[str, Any] = {}
+            if not self.reason:
+                try:
+                    stale, payload = self._read(CHECKS_FILE, "checks")
+                    if not stale and type(payload) is dict:
+                        encoded = payload
+                except (FileNotFoundError, _Unreadable):
+                    pass
+            self._checks = CheckStore(encoded)
+        return self._checks
 
     def last_wiring(self) -> Wiring | None:
         """The last build's Forme memo, or None when there is none that can be trusted
@@ -168,6 +225,9 @@ class BuildCache:
             if self.wiring is not None:
                 memo = {"header": self.header, "wiring": self.wiring.document()}
                 atomic_write_bytes(self.directory / WIRING_FILE, orjson.dumps(memo))
+            if self._checks is not None:
+                checks = {"header": self.header, "checks": self._checks.document(keep)}
+                atomic_write_bytes(self.directory / CHECKS_FILE, orjson.dumps(checks))
             last = _encode_last(self.last) if self.last is not None else None
             atomic_write_bytes(
                 self.directory / LAST_FILE, orjson.dumps({"header": self.header, "last": last})

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` ne
     from .host import Host
     from .passes.forme import Wiring
     from .passes.tools import HostCheck
+    from .rules import CheckMemo
 
 Progress = Callable[[str, int, int], None]
 # adds the files a project's references name (compiler/deps), and the problems found
@@ -60,6 +61,7 @@ class Unit:
     # incremental wiring (the build): trace Forme, reusing the last build's memo
     traced: bool = False
     wiring: Wiring | None = None  # in: the last build's memo; out: this wiring's memo
+    checks: CheckMemo | None = None  # each file's contract-rule findings, kept (the build)
 
 
 PassFn = Callable[[Unit], tuple[Unit, list[Diagnostic]]]
@@ -73,7 +75,7 @@ class Pass:
 
 
 def _check(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
-    return unit, check_project(unit.project, unit.focus)
+    return unit, check_project(unit.project, unit.focus, unit.checks)
 
 
 def _tools(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
@@ -364,11 +366,13 @@ def compile_texts(
     imports: Importer | None = None,
     wiring: Wiring | None = None,
     traced: bool = False,
+    checks: CheckMemo | None = None,
 ) -> CompileResult:
     """Compile (display path, text) pairs: no discovery and no I/O except host lookups and
     `imports` (dependency loading, when given). With `traced`, the result's unit holds
     the memo of its wiring, and `wiring` (the last one) spares re-resolving the needs no
-    change reaches (the output is the same either way)."""
+    change reaches; `checks` keeps each file's contract-rule findings (the output is the
+    same either way)."""
     project, found, reparsed = _parse(texts, cache)
     if imports is not None:
         project, imported = imports(project)
@@ -380,6 +384,7 @@ def compile_texts(
         diagnostics=tuple(apply_policy([*extra, *found], config)),
         traced=traced,
         wiring=wiring,
+        checks=checks,
     )
     return CompileResult(unit=run_pipeline(unit, progress), files=len(texts), reparsed=reparsed)
 
