@@ -29,6 +29,14 @@ def _manifest(root: Path) -> bytes:
     return (root / "dist" / "manifest.next.json").read_bytes()
 
 
+def _sources(root: Path) -> tuple[bytes, dict[str, bytes]]:
+    """dist/sources.next.json and the bytes of every blob it lists."""
+    listed = (root / "dist" / "sources.next.json").read_bytes()
+    store = root / "dist" / "sources"
+    blobs = orjson.loads(listed)["sources"].values()
+    return listed, {d: (store / d.removeprefix("sha256:")).read_bytes() for d in blobs}
+
+
 def _names(root: Path) -> dict[Path, str]:
     found = {}
     for path in sorted((root / "src").glob("*.prose.md")):
@@ -107,6 +115,7 @@ def test_incremental_equals_cold_after_random_changes(tmp_path: Path, seed: int)
         assert incremental.diagnostics == reference.diagnostics, kinds
         if reference.status == "written":
             assert _manifest(root) == _manifest(cold), f"step {step}: {kinds}"
+            assert _sources(root) == _sources(cold), f"step {step}: {kinds}"
             assert incremental.result is not None
             wiring = incremental.result.unit.wiring
             assert wiring is not None
