@@ -50,6 +50,9 @@ class Wiring:
         self.nodes = nodes
         self.resolved = resolved  # needs the ladder resolved in the run that made it
         self.fresh = fresh  # nodes whose contract changed (or is new) since the last memo
+        # kind → nodes whose `derived` value this run took from the memo: what the last
+        # build made of the same contract (and wrote, so its output passed validation)
+        self.reused: dict[str, set[str]] = {}
 
     def lowering(
         self, lower: Callable[[Contract], tuple[CanonicalizerSpec, list[Diagnostic]]]
@@ -99,9 +102,11 @@ class Wiring:
         if name not in self.fresh and kind in kept:
             try:
                 found: T = decoder(hint)(kept[kind])
-                return found
             except (CodecError, RecursionError, TypeError):
                 pass
+            else:
+                self.reused.setdefault(kind, set()).add(name)
+                return found
         value = compute()
         try:
             kept[kind] = encoder(hint)(value)
