@@ -209,7 +209,11 @@ def select(*names: str) -> tuple[Pass, ...]:
 def run_pipeline(
     unit: Unit, progress: Progress | None = None, passes: Sequence[Pass] = PIPELINE
 ) -> Unit:
-    """Run `passes` (default: all) in order; a gate stops the run once any error is known."""
+    """Run `passes` (default: all) in order; a gate stops the run once any error is known.
+
+    The unit's diagnostics are kept deduplicated and sorted: once here, then merged again
+    only after a pass that found something (never re-sorted by a pass that found none)."""
+    unit = replace(unit, diagnostics=_merged(unit.diagnostics, ()))
     for index, step in enumerate(passes):
         if progress is not None:
             progress(step.name, index, len(passes))
@@ -225,10 +229,13 @@ def run_pipeline(
             unit = replace(unit, diagnostics=(*unit.diagnostics, *found))
             break
         policed = apply_policy(found, unit.config)
-        unit = replace(
-            unit, diagnostics=tuple(sorted({*unit.diagnostics, *policed}, key=Diagnostic.sort_key))
-        )
+        if policed:
+            unit = replace(unit, diagnostics=_merged(unit.diagnostics, policed))
     return unit
+
+
+def _merged(known: Sequence[Diagnostic], found: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
+    return tuple(sorted({*known, *found}, key=Diagnostic.sort_key))
 
 
 def analyse(
