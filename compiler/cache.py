@@ -14,7 +14,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ LAST_FILE = "last.json"
 PARSE_FILE = "parse.json"
 WIRING_FILE = "wiring.json"  # Forme's memo (compiler/passes/forme/incremental.py)
 CHECKS_FILE = "checks.json"  # each file's contract-rule findings (compiler/rules)
-FORMAT = 2  # 1 was the pickles in dist/.cache/, which are never read
+FORMAT = 3  # 1 was the pickles in dist/.cache/ (never read); 2 kept each source text
 _HEADER_KEYS = {"format": int, "schema": str, "prosec": str, "config": str}
 _VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,40}")  # printed in a reason, so kept plain
 
@@ -194,11 +194,17 @@ class BuildCache:
             return None
         return None if stale else incremental.decode(payload)
 
-    def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None:
+    def get(self, path: str, digest: str, text: str) -> tuple[SourceFile, list[Diagnostic]] | None:
+        """The parse of `text` (content digest `digest`) at `path`, when kept. The file
+        keeps no source text (the build has just read it: the digest says it is the same),
+        so a source read back gets `text` again."""
         entry = self.entries.get(path)
         if entry is None or entry.digest != digest:
             return None
-        return entry.source, list(entry.diagnostics)
+        source = entry.source
+        if source.text != text:
+            source = replace(source, text=text)
+        return source, list(entry.diagnostics)
 
     def put(self, path: str, digest: str, source: SourceFile, found: list[Diagnostic]) -> None:
         self.entries[path] = ParseEntry(digest=digest, source=source, diagnostics=tuple(found))
@@ -304,7 +310,8 @@ def _decode_last(payload: Any) -> LastBuild | None:
 
 
 def _encode_entry(entry: ParseEntry) -> Any:
-    return encoder(ParseEntry)(entry)
+    """The entry without its source's text (`get` puts it back)."""
+    return encoder(ParseEntry)(replace(entry, source=replace(entry.source, text="")))
 
 
 def _decode_entries(payload: Any) -> tuple[dict[str, ParseEntry], dict[str, Any]]:

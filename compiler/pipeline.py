@@ -34,7 +34,9 @@ Importer = Callable[[Project], tuple[Project, Sequence[Diagnostic]]]
 class ParseCache(Protocol):
     """What the driver needs from a parse cache (see `prosec.compiler.cache`)."""
 
-    def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None: ...
+    def get(
+        self, path: str, digest: str, text: str
+    ) -> tuple[SourceFile, list[Diagnostic]] | None: ...
 
     def put(self, path: str, digest: str, source: SourceFile, found: list[Diagnostic]) -> None: ...
 
@@ -406,8 +408,8 @@ def _parse(
     reused: dict[str, tuple[SourceFile, list[Diagnostic]]] = {}
     digests = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in texts}
     if cache is not None:
-        for path, _ in texts:
-            hit = cache.get(path, digests[path])
+        for path, text in texts:
+            hit = cache.get(path, digests[path], text)
             if hit is not None:
                 reused[path] = hit
     fresh = [(path, text) for path, text in texts if path not in reused]

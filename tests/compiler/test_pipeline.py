@@ -92,7 +92,7 @@ class _RecordingCache:
     def __init__(self) -> None:
         self.put_diagnostics: dict[str, list[Diagnostic]] = {}
 
-    def get(self, path: str, digest: str) -> None:
+    def get(self, path: str, digest: str, text: str) -> None:
         return None
 
     def put(self, path: str, digest: str, source: object, found: list[Diagnostic]) -> None:

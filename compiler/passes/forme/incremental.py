@@ -129,12 +129,16 @@ class Wiring:
         return sorted(set(ids))
 
     def document(self) -> dict[str, Any]:
-        """The memo as JSON data, its key table compacted to the keys still referenced."""
+        """The memo as JSON data, its key table compacted to the keys still referenced
+        once a tenth of it is not (until then the few stale keys stay: no need refers to
+        them, and a key table entry that matches nothing changes no decision)."""
         used: set[int] = set()
         for node in self.nodes.values():
             used.update(node["k"])
             for need in node["n"]:
                 used.update(need["t"])
+        if len(used) * 10 >= len(self.keys) * 9:
+            return {"keys": self.keys, "nodes": dict(sorted(self.nodes.items()))}
         order = sorted(used)
         renumber = {old: new for new, old in enumerate(order)}
         nodes = {
