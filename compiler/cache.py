@@ -34,7 +34,9 @@ LAST_FILE = "last.json"
 PARSE_FILE = "parse.json"
 WIRING_FILE = "wiring.json"  # Forme's memo (compiler/passes/forme/incremental.py)
 CHECKS_FILE = "checks.json"  # each file's contract-rule findings (compiler/rules)
-FORMAT = 3  # 1 was the pickles in dist/.cache/ (never read); 2 kept each source text
+FORMAT = (
+    4  # 1: pickles in dist/.cache/ (never read); 2: with source texts; 3: entries as JSON trees
+)
 _HEADER_KEYS = {"format": int, "schema": str, "prosec": str, "config": str}
 _VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,40}")  # printed in a reason, so kept plain
 
@@ -122,8 +124,10 @@ class BuildCache:
     """Parsed files by (path, content hash), valid for one prosec version and config.
 
     Two files: `last.json` (small: the previous build's key, read on every build) and
-    `parse.json` (the parsed sources, read only when something must be compiled). Entries
-    read from `parse.json` keep their encoded form, so saving re-encodes only new ones.
+    `parse.json` (the parsed sources, read only when something must be compiled). Each
+    entry is stored as its own JSON text (a string in the file's `entries` object), read
+    back and decoded one at a time: what a rebuild keeps of an unchanged entry is that
+    text (saved again as it is), never its parsed JSON tree (7× the memory).
     """
 
     directory: Path
@@ -133,7 +137,7 @@ class BuildCache:
     wiring: Wiring | None = None  # this build's Forme memo, saved with the rest
     _entries: dict[str, ParseEntry] | None = None
     _checks: CheckStore | None = None
-    _encoded: dict[str, Any] = field(default_factory=dict)  # path → entry as read
+    _encoded: dict[str, str] = field(default_factory=dict)  # path → entry's JSON as read
 
     @classmethod
     def open(cls, base: Path, root: Path, config: Config) -> BuildCache:
@@ -222,8 +226,8 @@ class BuildCache:
             if encoded is None:
                 try:
                     encoded = _encode_entry(self.entries[path])
-                except (CodecError, RecursionError):  # e.g. YAML the codec cannot store
-                    continue  # parsed again next time
+                except (CodecError, RecursionError, orjson.JSONEncodeError):
+                    continue  # e.g. YAML the codec or orjson cannot store: parsed again
             entries[path] = encoded
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -309,12 +313,13 @@ def _decode_last(payload: Any) -> LastBuild | None:
     return last if isinstance(last, LastBuild) else None
 
 
-def _encode_entry(entry: ParseEntry) -> Any:
-    """The entry without its source's text (`get` puts it back)."""
-    return encoder(ParseEntry)(replace(entry, source=replace(entry.source, text="")))
+def _encode_entry(entry: ParseEntry) -> str:
+    """The entry as JSON text, without its source's text (`get` puts it back)."""
+    data = encoder(ParseEntry)(replace(entry, source=replace(entry.source, text="")))
+    return orjson.dumps(data).decode()
 
 
-def _decode_entries(payload: Any) -> tuple[dict[str, ParseEntry], dict[str, Any]]:
+def _decode_entries(payload: Any) -> tuple[dict[str, ParseEntry], dict[str, str]]:
     """Every entry decoded (all or nothing: one bad entry discredits the file)."""
     if type(payload) is not dict:
         raise _Unreadable(f"{PARSE_FILE}: entries are not an object")
@@ -322,10 +327,14 @@ def _decode_entries(payload: Any) -> tuple[dict[str, ParseEntry], dict[str, Any]
     entries: dict[str, ParseEntry] = {}
     try:
         for path, encoded in payload.items():
-            entry = decode(encoded)
+            if type(encoded) is not str:
+                raise CodecError("an entry is not stored as JSON text")
+            entry = decode(orjson.loads(encoded))
             if entry.source.path != path:
                 raise CodecError("an entry is filed under another path")
             entries[path] = entry
+    except orjson.JSONDecodeError:
+        raise _Unreadable(f"{PARSE_FILE}: not valid JSON") from None
     except CodecError as exc:
         raise _Unreadable(f"{PARSE_FILE}: {exc}") from None
     except RecursionError:
@@ -333,17 +342,5 @@ def _decode_entries(payload: Any) -> tuple[dict[str, ParseEntry], dict[str, Any]
     return entries, payload
 
 
-def _dump_entries(header: dict[str, Any], entries: dict[str, Any]) -> bytes:
-    try:
-        return orjson.dumps({"header": header, "entries": entries})
-    except orjson.JSONEncodeError:  # YAML nested deeper than orjson writes: leave it out
-        kept = {path: e for path, e in entries.items() if _dumps(e)}
-        return orjson.dumps({"header": header, "entries": kept})
-
-
-def _dumps(value: Any) -> bool:
-    try:
-        orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        return False
-    return True
+def _dump_entries(header: dict[str, Any], entries: dict[str, str]) -> bytes:
+    return orjson.dumps({"header": header, "entries": entries})

@@ -154,8 +154,10 @@ def test_an_entry_that_does_not_decode_discredits_the_file(root: Path, tmp_path:
     line = [f.name for f in dataclasses.fields(Contract)].index("frontmatter")
 
     def damage(data: Any) -> None:
-        entries = list(data["entries"].values())
-        entries[-1][1][2][0][line] = [["deep", "not a pair", 3]]
+        path = list(data["entries"])[-1]  # each entry is stored as its own JSON text
+        entry = orjson.loads(data["entries"][path])
+        entry[1][2][0][line] = [["deep", "not a pair", 3]]
+        data["entries"][path] = orjson.dumps(entry).decode()
 
     rewrite(target, damage)
     outcome = run(root, cache)
