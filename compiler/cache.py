@@ -34,9 +34,9 @@ LAST_FILE = "last.json"
 PARSE_FILE = "parse.json"
 WIRING_FILE = "wiring.json"  # Forme's memo (compiler/passes/forme/incremental.py)
 CHECKS_FILE = "checks.json"  # each file's contract-rule findings (compiler/rules)
-FORMAT = (
-    4  # 1: pickles in dist/.cache/ (never read); 2: with source texts; 3: entries as JSON trees
-)
+# 1: pickles in dist/.cache/ (never read); 2: source texts kept; 3: parse entries as JSON
+# trees; 4: the Forme memo's per-contract results as JSON trees
+FORMAT = 5
 _HEADER_KEYS = {"format": int, "schema": str, "prosec": str, "config": str}
 _VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,40}")  # printed in a reason, so kept plain
 

@@ -104,7 +104,7 @@ def test_incremental_equals_cold_after_random_changes(tmp_path: Path, seed: int)
     first = _build(root, cache)
     assert first.status == "written", first.diagnostics
     rng = random.Random(seed)
-    reused = 0
+    reused = lowered = 0
     for step in range(12):
         kinds = [_mutate(root, rng, step) for _ in range(rng.randint(1, 3))]
         incremental = _build(root, cache)
@@ -120,7 +120,8 @@ def test_incremental_equals_cold_after_random_changes(tmp_path: Path, seed: int)
             wiring = incremental.result.unit.wiring
             assert wiring is not None
             reused += wiring.needs - wiring.resolved
-    assert reused > 0  # the memo did spare work
+            lowered += len(wiring.reused.get("lower", ()))
+    assert reused > 0 and lowered > 0  # the memo did spare work (wiring and lowering)
 
 
 def test_a_damaged_memo_means_a_whole_wiring(tmp_path: Path) -> None:

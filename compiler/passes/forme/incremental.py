@@ -19,6 +19,8 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import orjson
+
 from ...cache_codec import CodecError, decoder, encoder
 from ...config import Config
 from ...diagnostics import Diagnostic
@@ -99,18 +101,18 @@ class Wiring:
         if node is None:
             return compute()
         kept = node.setdefault("d", {})
-        if name not in self.fresh and kind in kept:
-            try:
-                found: T = decoder(hint)(kept[kind])
-            except (CodecError, RecursionError, TypeError):
+        if name not in self.fresh and type(kept.get(kind)) is str:
+            try:  # each kind is kept as its own JSON text: parsed when asked, never kept
+                found: T = decoder(hint)(orjson.loads(kept[kind]))
+            except (CodecError, RecursionError, TypeError, orjson.JSONDecodeError):
                 pass
             else:
                 self.reused.setdefault(kind, set()).add(name)
                 return found
         value = compute()
         try:
-            kept[kind] = encoder(hint)(value)
-        except (CodecError, RecursionError, TypeError):
+            kept[kind] = orjson.dumps(encoder(hint)(value)).decode()
+        except (CodecError, RecursionError, TypeError, orjson.JSONEncodeError):
             kept.pop(kind, None)
         return value
 
@@ -182,7 +184,8 @@ def _valid_node(name: Any, node: Any, limit: int) -> bool:
         return False
     if not {"file", "line", "k", "m", "n"} <= node.keys() <= {"file", "line", "k", "m", "n", "d"}:
         return False
-    if type(node.get("d", {})) is not dict:
+    derived = node.get("d", {})
+    if type(derived) is not dict or not all(type(v) is str for v in derived.values()):
         return False
     if type(node["file"]) is not str or type(node["line"]) is not int:
         return False
