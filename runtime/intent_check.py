@@ -22,7 +22,6 @@ from .fsio import PathEscapeError, safe_name
 from .graphs import find_cycle
 from .problems import Problem
 from .protocol import WakeSource
-from .schemas import check_schema, validate
 
 __all__ = ["RETIRED_FIELDS", "RETIRED_KINDS", "IntentError", "check", "iter_problems"]
 
@@ -52,7 +51,9 @@ def iter_problems(
     that the canonicalizer spec of a node in `specs_known` (one the caller knows parses:
     the build's own output for an unchanged contract) is not parsed again.
     """
-    if schema:
+    if schema:  # jsonschema loads only here: the build's own check never needs it
+        from .schemas import validate
+
         yield from validate(document, SCHEMA)
         yield from _validator_schemas(document)
     if not isinstance(document, Mapping):
@@ -74,6 +75,8 @@ def _validator_schemas(document: Any) -> Iterator[Problem]:
     for i, entry in _objects(_get(document, "postconditions")):
         validator = entry.get("validator")
         if isinstance(validator, Mapping) and "schema" in validator:
+            from .schemas import check_schema
+
             problem = check_schema(validator["schema"])
             if problem:
                 where = f"$.postconditions[{i}].validator.schema"
