@@ -1,9 +1,11 @@
-"""The incremental build cache: parsed files and the last build's key, as checked JSON data.
+"""The incremental build cache: parsed files, each file's contract-rule findings, Forme's
+memo and the last build's key, as checked JSON data.
 
 It lives outside the project, in a folder of the user cache directory named by a digest
 of the project's resolved path (the CLI picks the base directory). Nothing in it is ever
-executed: both files are plain orjson data with a header (cache format and IR layout,
-prosec version, config key), decoded by `cache_codec` against the IR's type hints. Loading
+executed: every file (last.json, parse.json, checks.json, wiring.json) is plain orjson
+data with a header (cache format and IR layout, prosec version, config key), decoded by
+`cache_codec` against the IR's type hints. Loading
 says why the cache cannot be used, so the build can print the reason it falls back to a
 full rebuild; a damaged or foreign file is such a reason, never an error.
 """
@@ -215,7 +217,7 @@ class BuildCache:
         self._encoded.pop(path, None)
 
     def save(self, keep: set[str]) -> str:
-        """Write both files atomically, forgetting sources no longer in the project.
+        """Write every file atomically, forgetting sources no longer in the project.
 
         Returns "" or why the cache could not be written: a cache is an optimization, so
         a read-only or full cache directory does not fail the build.
