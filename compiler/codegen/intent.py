@@ -167,11 +167,12 @@ def canonical_dumps(document: Mapping[str, Any]) -> bytes:
 
 
 _ORJSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-# In indented output every scalar ends its own line after a space (`"key": ` or the
-# indent), a string value ends with `"`, and no string holds a raw newline: a line
-# ending in a number token with a fraction or an exponent ends in a float.
-_FLOAT_END = re.compile(rb" -?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+),?\n")
+# In indented output every scalar ends its own line, a string value ends with `"` and no
+# string holds a raw newline: a line ending in digits ends in a number token, a float
+# exactly when its last digits follow `.` (a fraction) or `e`/`E` (an exponent). One
+# search per such lead character: a literal first character is what `re` scans fastest.
+_FLOAT_ENDS = tuple(re.compile(lead + rb"[-+]?[0-9]+,?\n") for lead in (rb"\.", rb"e", rb"E"))
 
 
 def _has_float(data: bytes) -> bool:
-    return _FLOAT_END.search(data) is not None
+    return any(end.search(data) is not None for end in _FLOAT_ENDS)
