@@ -27,6 +27,7 @@ from . import __version__
 from .cache_codec import CodecError, decoder, encoder, schema
 from .config import Config
 from .diagnostics import Diagnostic
+from .discover import text_digest
 from .ir import SourceFile
 from .passes.forme import incremental
 from .passes.forme.incremental import Wiring
@@ -48,7 +49,7 @@ def input_key(texts: list[tuple[str, str]], config: Config) -> str:
     digest = hashlib.sha256(f"{__version__}\0{config.cache_key()}".encode())
     for path, text in sorted(texts):
         digest.update(f"\0{path}\0".encode())
-        digest.update(hashlib.sha256(text.encode()).digest())
+        digest.update(bytes.fromhex(text_digest(text)))
     return digest.hexdigest()
 
 

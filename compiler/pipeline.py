@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import field, replace
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import diagnostics as diag
 from .config import Config
 from .diagnostics import Diagnostic
-from .discover import SUFFIX, discover, display_path
+from .discover import SUFFIX, discover, display_path, text_digest
 from .ir import Project, SourceFile, Span, Topology
 from .lint import apply_policy, check_project, parse_texts, read_source
 from .lowered import CanonicalizerSpec, Validator
@@ -406,7 +405,7 @@ def _parse(
     texts: Sequence[tuple[str, str]], cache: ParseCache | None
 ) -> tuple[Project, list[Diagnostic], int]:
     reused: dict[str, tuple[SourceFile, list[Diagnostic]]] = {}
-    digests = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in texts}
+    digests = {path: text_digest(text) for path, text in texts}
     if cache is not None:
         for path, text in texts:
             hit = cache.get(path, digests[path], text)

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from .. import prosescript, runtime_hints
 from ..diagnostics import Diagnostic
+from ..discover import text_digest
 from ..ir import Contract, Project, SourceFile
 from . import declarations, identity, sections
 from .context import RuleContext
@@ -77,6 +78,5 @@ def file_key(project: Project, source: SourceFile, contexts: dict[str, str]) -> 
     context = contexts.get(directory)
     if context is None:
         context = contexts[directory] = prosescript.directory_digest(project, directory)
-    digest = hashlib.sha256(f"{source.path}\0{context}\0".encode())
-    digest.update(source.text.encode())
-    return digest.hexdigest()
+    text = text_digest(source.text)
+    return hashlib.sha256(f"{source.path}\0{context}\0{text}".encode()).hexdigest()

@@ -15,7 +15,6 @@ writes makes `decode` refuse it, and the build wires the project whole.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -24,6 +23,7 @@ import orjson
 from ...cache_codec import CodecError, decoder, encoder
 from ...config import Config
 from ...diagnostics import Diagnostic
+from ...discover import text_digest
 from ...ir import Contract, Edge, Need, Project, Resolution, Rung
 from ...lowered import CanonicalizerSpec, Validator
 from .index import EmitsEntry, ProducerIndex
@@ -238,7 +238,7 @@ def traceable(project: Project, config: Config, index: ProducerIndex, templated:
 
 def digests(project: Project) -> dict[str, str]:
     """path → sha256 of the source text, for every file of the project."""
-    return {f.path: hashlib.sha256(f.text.encode()).hexdigest() for f in project.files}
+    return {f.path: text_digest(f.text) for f in project.files}
 
 
 def emits_of(entries: Sequence[EmitsEntry]) -> dict[str, list[list[str]]]:
