@@ -92,6 +92,7 @@ def _build(
         imports=importer(root),
         wiring=None if cache is None else cache.last_wiring(),
         traced=cache is not None,
+        checks=None if cache is None else cache.checks,
     )
     note = _note(cache, result, options)
     summary = _summary(result)

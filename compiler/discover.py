@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -229,3 +231,11 @@ def _repo_root(start: Path) -> Path | None:
         if (candidate / ".git").exists():
             return candidate
     return None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def text_digest(text: str) -> str:
+    """The SHA-256 hex digest of a source text's UTF-8 bytes. A build asks for it several
+    times per file (its key, the parse cache, Forme's memo, the lint findings) and the
+    text is one object throughout, so each file is hashed once."""
+    return hashlib.sha256(text.encode()).hexdigest()

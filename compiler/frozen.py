@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, TypeVar
 
 K = TypeVar("K")
@@ -31,6 +31,23 @@ class FrozenMap(Mapping[K, V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+    # the dict's own (read-only) views and lookups: Mapping's mixins go through
+    # __iter__ and __getitem__ one key at a time
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def keys(self) -> KeysView[K]:
+        return self._data.keys()
+
+    def values(self) -> ValuesView[V]:
+        return self._data.values()
+
+    def items(self) -> ItemsView[K, V]:
+        return self._data.items()
+
+    def get(self, key: K, default: Any = None) -> Any:
+        return self._data.get(key, default)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FrozenMap):
@@ -68,8 +85,18 @@ def freeze(value: Any) -> Any:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def thaw(value: Any) -> Any:
     """The JSON-shaped form of a frozen value: mappings → dicts, tuples → lists."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is FrozenMap:
+        return {k: thaw(v) for k, v in value._data.items()}
+    if kind is tuple:
+        return [thaw(v) for v in value]
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

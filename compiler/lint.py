@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prosec.runtime.userjson import JSONInputError, read_limited
 
@@ -23,6 +23,9 @@ from .discover import (
 )
 from .ir import Project, SourceFile, Span
 from .values import value
+
+if TYPE_CHECKING:  # the rule chain loads when a check runs: a cached lint never needs it
+    from .rules import CheckMemo
 
 SOURCE_LIMIT = 256 << 20  # bytes of one source file
 
@@ -97,11 +100,13 @@ def legacy_program(path: str, text: str) -> Diagnostic:
     )
 
 
-def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
+def check_project(
+    project: Project, focus: Collection[str] | None = None, memo: CheckMemo | None = None
+) -> list[Diagnostic]:
     from . import rules
 
     try:
-        return rules.run(project, focus)
+        return rules.run(project, focus, memo)
     except Exception as exc:
         return [_internal(project.files[0].path if project.files else "<project>", exc)]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import field, replace
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from . import diagnostics as diag
 from .config import Config
 from .diagnostics import Diagnostic
-from .discover import LEGACY_SUFFIX, SUFFIX, discover, display_path
+from .discover import LEGACY_SUFFIX, SUFFIX, discover, display_path, text_digest
 from .ir import Project, SourceFile, Span, Topology
 from .lint import apply_policy, check_project, legacy_program, parse_texts, read_source
 from .lowered import CanonicalizerSpec, Validator
@@ -24,6 +23,7 @@ if TYPE_CHECKING:  # the build's own passes load when they run: `prosec lint` ne
     from .host import Host
     from .passes.forme import Wiring
     from .passes.tools import HostCheck
+    from .rules import CheckMemo
 
 Progress = Callable[[str, int, int], None]
 # adds the files a project's references name (compiler/deps), and the problems found
@@ -33,7 +33,9 @@ Importer = Callable[[Project], tuple[Project, Sequence[Diagnostic]]]
 class ParseCache(Protocol):
     """What the driver needs from a parse cache (see `prosec.compiler.cache`)."""
 
-    def get(self, path: str, digest: str) -> tuple[SourceFile, list[Diagnostic]] | None: ...
+    def get(
+        self, path: str, digest: str, text: str
+    ) -> tuple[SourceFile, list[Diagnostic]] | None: ...
 
     def put(self, path: str, digest: str, source: SourceFile, found: list[Diagnostic]) -> None: ...
 
@@ -60,6 +62,7 @@ class Unit:
     # incremental wiring (the build): trace Forme, reusing the last build's memo
     traced: bool = False
     wiring: Wiring | None = None  # in: the last build's memo; out: this wiring's memo
+    checks: CheckMemo | None = None  # each file's contract-rule findings, kept (the build)
 
 
 PassFn = Callable[[Unit], tuple[Unit, list[Diagnostic]]]
@@ -73,7 +76,7 @@ class Pass:
 
 
 def _check(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
-    return unit, check_project(unit.project, unit.focus)
+    return unit, check_project(unit.project, unit.focus, unit.checks)
 
 
 def _tools(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
@@ -150,13 +153,17 @@ def _emit(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
 def _validate(unit: Unit) -> tuple[Unit, list[Diagnostic]]:
     """A generated intent that breaks a semantic rule is a prosec bug, never written.
 
-    The JSON Schema is not checked here: the emitter builds what the schema describes
+    The JSON Schema is not checked here (nor the spec of an unchanged contract, see
+    below): the emitter builds what the schema describes
     (tests check every corpus program's intent against it), and every reader checks it
     where a document can be wrong: `prosec validate`, `prosec activate`, and `prosec
     run`, once per manifest content."""
     from prosec.runtime.intent_check import iter_problems
 
-    found = tuple(str(p) for p in iter_problems(unit.intent, schema=False))
+    # a canonicalizer spec the last build made of the same contract parsed then (the
+    # build is written only when it validates): it is not parsed again
+    known = frozenset() if unit.wiring is None else unit.wiring.reused.get("lower", set())
+    found = tuple(str(p) for p in iter_problems(unit.intent, schema=False, specs_known=known))
     if not found:
         return replace(unit, validated=True), []
     origin = unit.project.files[0].path if unit.project.files else "<project>"
@@ -203,7 +210,11 @@ def select(*names: str) -> tuple[Pass, ...]:
 def run_pipeline(
     unit: Unit, progress: Progress | None = None, passes: Sequence[Pass] = PIPELINE
 ) -> Unit:
-    """Run `passes` (default: all) in order; a gate stops the run once any error is known."""
+    """Run `passes` (default: all) in order; a gate stops the run once any error is known.
+
+    The unit's diagnostics are kept deduplicated and sorted: once here, then merged again
+    only after a pass that found something (never re-sorted by a pass that found none)."""
+    unit = replace(unit, diagnostics=_merged(unit.diagnostics, ()))
     for index, step in enumerate(passes):
         if progress is not None:
             progress(step.name, index, len(passes))
@@ -219,10 +230,13 @@ def run_pipeline(
             unit = replace(unit, diagnostics=(*unit.diagnostics, *found))
             break
         policed = apply_policy(found, unit.config)
-        unit = replace(
-            unit, diagnostics=tuple(sorted({*unit.diagnostics, *policed}, key=Diagnostic.sort_key))
-        )
+        if policed:
+            unit = replace(unit, diagnostics=_merged(unit.diagnostics, policed))
     return unit
+
+
+def _merged(known: Sequence[Diagnostic], found: Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
+    return tuple(sorted({*known, *found}, key=Diagnostic.sort_key))
 
 
 def analyse(
@@ -368,11 +382,13 @@ def compile_texts(
     imports: Importer | None = None,
     wiring: Wiring | None = None,
     traced: bool = False,
+    checks: CheckMemo | None = None,
 ) -> CompileResult:
     """Compile (display path, text) pairs: no discovery and no I/O except host lookups and
     `imports` (dependency loading, when given). With `traced`, the result's unit holds
     the memo of its wiring, and `wiring` (the last one) spares re-resolving the needs no
-    change reaches (the output is the same either way)."""
+    change reaches; `checks` keeps each file's contract-rule findings (the output is the
+    same either way)."""
     project, found, reparsed = _parse(texts, cache)
     if imports is not None:
         project, imported = imports(project)
@@ -384,6 +400,7 @@ def compile_texts(
         diagnostics=tuple(apply_policy([*extra, *found], config)),
         traced=traced,
         wiring=wiring,
+        checks=checks,
     )
     return CompileResult(unit=run_pipeline(unit, progress), files=len(texts), reparsed=reparsed)
 
@@ -392,18 +409,20 @@ def _parse(
     texts: Sequence[tuple[str, str]], cache: ParseCache | None
 ) -> tuple[Project, list[Diagnostic], int]:
     reused: dict[str, tuple[SourceFile, list[Diagnostic]]] = {}
-    digests = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in texts}
+    digests = {path: text_digest(text) for path, text in texts}
     if cache is not None:
-        for path, _ in texts:
-            hit = cache.get(path, digests[path])
+        for path, text in texts:
+            hit = cache.get(path, digests[path], text)
             if hit is not None:
                 reused[path] = hit
     fresh = [(path, text) for path, text in texts if path not in reused]
     project, found = parse_texts(fresh)
     if cache is not None:
+        by_path: dict[str, list[Diagnostic]] = {}  # one pass: never files × diagnostics
+        for d in found:
+            by_path.setdefault(d.span.path, []).append(d)
         for source in project.files:
-            own = [d for d in found if d.span.path == source.path]
-            cache.put(source.path, digests[source.path], source, own)
+            cache.put(source.path, digests[source.path], source, by_path.get(source.path, []))
     files = sorted([*project.files, *(hit[0] for hit in reused.values())], key=lambda f: f.path)
     found += [d for hit in reused.values() for d in hit[1]]
     return Project(files=tuple(files)), found, len(fresh)

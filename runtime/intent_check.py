@@ -14,7 +14,7 @@ of any shape are checked without raising: what the schema rejects is skipped her
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from .canonicalizer import CanonicalizerSpec, SpecError
@@ -22,7 +22,6 @@ from .fsio import PathEscapeError, safe_name
 from .graphs import find_cycle
 from .problems import Problem
 from .protocol import WakeSource
-from .schemas import check_schema, validate
 
 __all__ = ["RETIRED_FIELDS", "RETIRED_KINDS", "IntentError", "check", "iter_problems"]
 
@@ -41,20 +40,26 @@ class IntentError(ValueError):
         self.problem = problem
 
 
-def iter_problems(document: Any, *, schema: bool = True) -> Iterator[Problem]:
+def iter_problems(
+    document: Any, *, schema: bool = True, specs_known: Collection[str] = frozenset()
+) -> Iterator[Problem]:
     """Every schema and semantic problem of a compiled intent, schema problems first.
 
     The schema pass checks the document against compiled-intent.schema.json and each
     validator's truth `schema` against the draft 2020-12 meta-schema; `schema=False`
-    skips it for bytes already known to pass it. The semantic rules always run.
+    skips it for bytes already known to pass it. The semantic rules always run, except
+    that the canonicalizer spec of a node in `specs_known` (one the caller knows parses:
+    the build's own output for an unchanged contract) is not parsed again.
     """
-    if schema:
+    if schema:  # jsonschema loads only here: the build's own check never needs it
+        from .schemas import validate
+
         yield from validate(document, SCHEMA)
         yield from _validator_schemas(document)
     if not isinstance(document, Mapping):
         return
     yield from sorted(set(_retired(document)))
-    view = _View(document)
+    view = _View(document, specs_known)
     for rule in RULES:
         yield from rule(view)
 
@@ -70,6 +75,8 @@ def _validator_schemas(document: Any) -> Iterator[Problem]:
     for i, entry in _objects(_get(document, "postconditions")):
         validator = entry.get("validator")
         if isinstance(validator, Mapping) and "schema" in validator:
+            from .schemas import check_schema
+
             problem = check_schema(validator["schema"])
             if problem:
                 where = f"$.postconditions[{i}].validator.schema"
@@ -90,7 +97,7 @@ def _get(value: Any, *keys: str) -> Any:
 def _objects(value: Any) -> list[tuple[int, Mapping[str, Any]]]:
     """The (index, object) items of a list; anything else has none."""
     return (
-        [(i, v) for i, v in enumerate(value) if isinstance(v, Mapping)]
+        [(i, v) for i, v in enumerate(value) if type(v) is dict or isinstance(v, Mapping)]
         if isinstance(value, list)
         else []
     )
@@ -103,8 +110,11 @@ def _name(value: Any) -> str | None:
 class _View:
     """The parts of a document the rules share, read once."""
 
-    def __init__(self, document: Mapping[str, Any]) -> None:
+    def __init__(
+        self, document: Mapping[str, Any], specs_known: Collection[str] = frozenset()
+    ) -> None:
         self.document = document
+        self.specs_known = specs_known
         self.topology = _get(document, "topology")
         self.nodes = _objects(_get(document, "topology", "nodes"))
         self.edges = _objects(_get(document, "topology", "edges"))
@@ -116,24 +126,29 @@ class _View:
 def _retired(document: Mapping[str, Any]) -> Iterator[Problem]:
     """Judge-era fields on the envelope's own objects (not inside user-named content
     such as a validator's schema, where `verdict` may be a field of the truth)."""
-    objects: list[tuple[str, Any]] = [("$", document), ("$.topology", document.get("topology"))]
+    # (path prefix, [(index or None, object)]): a path is spelled only for a problem
+    groups: list[tuple[str, list[tuple[int | None, Any]]]] = [
+        ("$", [(None, document)]),
+        ("$.topology", [(None, document.get("topology"))]),
+    ]
     for key in ("nodes", "edges"):
-        objects += [
-            (f"$.topology.{key}[{i}]", v) for i, v in _objects(_get(document, "topology", key))
-        ]
+        groups.append((f"$.topology.{key}", [*_objects(_get(document, "topology", key))]))
     for key in ("sources", "canonicalizers", "postconditions", "diagnostics"):
-        objects += [(f"$.{key}[{i}]", v) for i, v in _objects(document.get(key))]
-    for where, value in objects:
-        if not isinstance(value, Mapping):
-            continue
-        for name in value:
-            if name in RETIRED_FIELDS:
-                yield Problem(f"{where}.{name}", f"judge-era field `{name}` is retired")
-        if where.startswith("$.sources[") and value.get("kind") in RETIRED_KINDS:
-            yield Problem(
-                f"{where}.kind",
-                f"kind `{value['kind']}` is retired (no `system` or `service` kind)",
-            )
+        groups.append((f"$.{key}", [*_objects(document.get(key))]))
+    for prefix, items in groups:
+        for i, value in items:
+            if not isinstance(value, Mapping):
+                continue
+            where = prefix if i is None else f"{prefix}[{i}]"
+            if not RETIRED_FIELDS.isdisjoint(value):
+                for name in value:
+                    if name in RETIRED_FIELDS:
+                        yield Problem(f"{where}.{name}", f"judge-era field `{name}` is retired")
+            if prefix == "$.sources" and value.get("kind") in RETIRED_KINDS:
+                yield Problem(
+                    f"{where}.kind",
+                    f"kind `{value['kind']}` is retired (no `system` or `service` kind)",
+                )
 
 
 # ---------------------------------------------------------------------------------------
@@ -235,16 +250,22 @@ def _per_node(view: _View) -> Iterator[Problem]:
         for name in view.known:
             if counts[name] != 1:
                 yield Problem(f"$.{section}", f"node `{name}` has {counts[name]} entries, not one")
-        inline = _canonicalizer if section == "canonicalizers" else _postcondition
         for i, entry in entries:
-            yield from inline(f"$.{section}[{i}]", entry)
+            if section == "canonicalizers":
+                known = _name(entry.get("node")) in view.specs_known
+                yield from _canonicalizer(f"$.{section}[{i}]", entry, parse=not known)
+            else:
+                yield from _postcondition(f"$.{section}[{i}]", entry)
 
 
-def _canonicalizer(where: str, entry: Mapping[str, Any]) -> Iterator[Problem]:
+def _canonicalizer(where: str, entry: Mapping[str, Any], parse: bool = True) -> Iterator[Problem]:
     if "spec" not in entry:
         return
     try:
-        CanonicalizerSpec.from_json(entry["spec"])
+        if parse:
+            CanonicalizerSpec.from_json(entry["spec"])
+        elif not isinstance(entry["spec"], Mapping):
+            raise SpecError("a canonicalizer spec must be an object")
     except SpecError as exc:
         yield Problem(f"{where}.spec", str(exc))
         return

@@ -21,12 +21,16 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
+
+import orjson
 
 from .fsio import atomic_write_bytes, fsync_dir
 from .userjson import JSONInputError, loads, read_limited
@@ -49,6 +53,7 @@ NEXT_LIST = "sources.next.json"
 ACTIVE_LIST = "sources.active.json"
 LIST_LIMIT = 64 << 20
 SOURCE_LIMIT = 64 << 20
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def digest_of_text(text: str) -> str:
@@ -80,16 +85,27 @@ def write_snapshot(dist: Path, manifest: bytes, texts: Iterable[tuple[str, str]]
     store = dist / STORE
     if store.is_symlink() or (store.exists() and not store.is_dir()):
         store.unlink()  # the store is prosec's own: whatever took its place goes
+    # blobs the last list names were written (or read back and checked) by that build: one
+    # of them still a regular file of its text's size is taken as it is, not read again
+    # (a run checks every blob's digest when it copies it, see `load_snapshot`)
+    previous = _read_list(dist / NEXT_LIST) if store.is_dir() else None
+    known = set(cast(Mapping[str, str], previous["sources"]).values()) if previous else set()
+    folder = os.fspath(store)
     for path, text in texts:
-        digest = digest_of_text(text)
+        data = text.encode("utf-8")
+        hexdigest = hashlib.sha256(data).hexdigest()
+        digest = "sha256:" + hexdigest
+        if digest in known and _regular_size(f"{folder}/{hexdigest}") == len(data):
+            listed[path] = digest
+            continue
         blob = _blob(dist, digest)
         if blob.is_dir() and not blob.is_symlink():
             shutil.rmtree(blob)
         elif blob.is_symlink():
             blob.unlink()
-        data = _read(blob)
-        if data is None or digest_of_bytes(data) != digest:
-            missing[blob] = text.encode("utf-8")
+        stored = _read(blob)
+        if stored is None or digest_of_bytes(stored) != digest:
+            missing[blob] = data
         listed[path] = digest
     if missing:
         store.mkdir(parents=True, exist_ok=True)
@@ -97,6 +113,15 @@ def write_snapshot(dist: Path, manifest: bytes, texts: Iterable[tuple[str, str]]
     document = {"manifest": digest_of_bytes(manifest), "sources": dict(sorted(listed.items()))}
     atomic_write_bytes(dist / NEXT_LIST, _dumps(document))
     _prune(dist)
+
+
+def _regular_size(path: str) -> int:
+    """The size of a regular file (not following a symlink); -1 for anything else."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return -1
+    return found.st_size if stat.S_ISREG(found.st_mode) else -1
 
 
 def _write_blobs(store: Path, blobs: Mapping[Path, bytes]) -> None:
@@ -224,11 +249,7 @@ def _read_list(path: Path) -> dict[str, object] | None:
         return None
     sources = data.get("sources")
     if not isinstance(sources, dict) or not all(
-        isinstance(k, str)
-        and isinstance(v, str)
-        and v.startswith("sha256:")
-        and len(v) == 71
-        and all(c in "0123456789abcdef" for c in v[7:])
+        isinstance(k, str) and isinstance(v, str) and _DIGEST.fullmatch(v)
         for k, v in sources.items()
     ):
         return None
@@ -251,4 +272,9 @@ def _prune(dist: Path) -> None:
 
 
 def _dumps(document: Mapping[str, object]) -> bytes:
-    return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    """Indented, sorted JSON: orjson writes the bytes `json.dumps(…, indent=2,
+    sort_keys=True, ensure_ascii=False)` writes for these lists of strings, faster."""
+    try:
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    except orjson.JSONEncodeError:  # e.g. a path that is not valid Unicode: as before
+        return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()

@@ -167,14 +167,12 @@ def canonical_dumps(document: Mapping[str, Any]) -> bytes:
 
 
 _ORJSON = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-# In indented output every scalar ends its own line and a string value ends with `"`,
-# so a line ending in a digit ends in a number token: a float when it holds `.` or `e`.
-_NUMBER_END = re.compile(rb"[0-9],?\n")
+# In indented output every scalar ends its own line, a string value ends with `"` and no
+# string holds a raw newline: a line ending in digits ends in a number token, a float
+# exactly when its last digits follow `.` (a fraction) or `e`/`E` (an exponent). One
+# search per such lead character: a literal first character is what `re` scans fastest.
+_FLOAT_ENDS = tuple(re.compile(lead + rb"[-+]?[0-9]+,?\n") for lead in (rb"\.", rb"e", rb"E"))
 
 
 def _has_float(data: bytes) -> bool:
-    for match in _NUMBER_END.finditer(data):
-        token = data[data.rfind(b" ", 0, match.start()) + 1 : match.start() + 1]
-        if b"." in token or b"e" in token or b"E" in token:
-            return True
-    return False
+    return any(end.search(data) is not None for end in _FLOAT_ENDS)

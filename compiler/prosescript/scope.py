@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -103,6 +104,17 @@ def _index(project: Project) -> _TargetIndex:
     index = _TargetIndex(by_directory=by_directory, files_per_directory=counts)
     _LAST[:] = [(project, index)]
     return index
+
+
+def directory_digest(project: Project, directory: str) -> str:
+    """A digest of all `contract_scope` reads of the project for a file of `directory`
+    (its call targets and whether its neighbours were loaded): two projects with one
+    digest give that file's contracts the same scopes."""
+    index = _index(project)
+    digest = hashlib.sha256(b"calls" if index.files_per_directory.get(directory, 0) > 1 else b"")
+    for name in sorted(index.by_directory.get(directory, frozenset())):
+        digest.update(b"\0" + name.encode())
+    return digest.hexdigest()
 
 
 def _file_targets(source: SourceFile) -> Iterator[str]:

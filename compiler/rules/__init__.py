@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Collection, Iterable
+from typing import Protocol
 
 from .. import prosescript, runtime_hints
 from ..diagnostics import Diagnostic
-from ..ir import Contract, Project
+from ..discover import text_digest
+from ..ir import Contract, Project, SourceFile
 from . import declarations, identity, sections
 from .context import RuleContext
 
-__all__ = ["RuleContext", "run"]
+__all__ = ["CheckMemo", "RuleContext", "file_key", "run"]
 
 ContractRule = Callable[[Contract, RuleContext], Iterable[Diagnostic]]
 ProjectRule = Callable[[Project], Iterable[Diagnostic]]
@@ -26,20 +29,54 @@ CONTRACT_RULES: tuple[ContractRule, ...] = (
 PROJECT_RULES: tuple[ProjectRule, ...] = (identity.check_project,)
 
 
-def run(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
+class CheckMemo(Protocol):
+    """The contract rules' findings of each file, by `file_key` (the build cache keeps them)."""
+
+    def get(self, path: str, key: str) -> tuple[Diagnostic, ...] | None: ...
+
+    def put(self, path: str, key: str, found: tuple[Diagnostic, ...]) -> None: ...
+
+
+def run(
+    project: Project, focus: Collection[str] | None = None, memo: CheckMemo | None = None
+) -> list[Diagnostic]:
     """Every rule over every contract (of the `focus` files only, when given: the rest of
     the project is context whose own findings nobody asked for; never of the files loaded
-    from deps/), then the project-wide rules."""
+    from deps/), then the project-wide rules. With `memo`, a file whose `file_key` is the
+    one its findings were kept under is not checked again."""
     found: list[Diagnostic] = []
+    contexts: dict[str, str] = {}  # directory → digest of what its files may call
     for source in project.files:
         if focus is not None and source.path not in focus:
             continue
         if source.dependency is not None:  # a file of deps/: its author's to lint
             continue
+        key = "" if memo is None else file_key(project, source, contexts)
+        if memo is not None:
+            kept = memo.get(source.path, key)
+            if kept is not None:
+                found.extend(kept)
+                continue
         context = RuleContext(project=project, source=source)
+        own: list[Diagnostic] = []
         for contract in source.contracts:
             for rule in CONTRACT_RULES:
-                found.extend(rule(contract, context))
+                own.extend(rule(contract, context))
+        if memo is not None:
+            memo.put(source.path, key, tuple(own))
+        found.extend(own)
     for project_rule in PROJECT_RULES:
         found.extend(project_rule(project))
     return found
+
+
+def file_key(project: Project, source: SourceFile, contexts: dict[str, str]) -> str:
+    """What the contract rules' findings on `source` are a function of: its path and text,
+    and the one thing they read beyond the file, the ProseScript call targets of its
+    directory (`prosescript.scope.directory_digest`; `contexts` memoizes it)."""
+    directory = source.path.rpartition("/")[0]
+    context = contexts.get(directory)
+    if context is None:
+        context = contexts[directory] = prosescript.directory_digest(project, directory)
+    text = text_digest(source.text)
+    return hashlib.sha256(f"{source.path}\0{context}\0{text}".encode()).hexdigest()

@@ -13,7 +13,7 @@ import pytest
 from platformdirs import user_cache_dir
 from prosec.compiler import __version__
 from prosec.compiler.build import BuildOptions, BuildOutcome, build
-from prosec.compiler.cache import LAST_FILE, PARSE_FILE, WIRING_FILE, project_dir
+from prosec.compiler.cache import CHECKS_FILE, LAST_FILE, PARSE_FILE, WIRING_FILE, project_dir
 from prosec.compiler.commands.build import cache_base
 from prosec.compiler.config import Config, WiringPin, load
 from prosec.compiler.diagnostics import Severity
@@ -70,7 +70,12 @@ def test_the_cache_lives_outside_the_project(root: Path, tmp_path: Path) -> None
     cache = tmp_path / "cache"
     run(root, cache)
     folder = project_dir(cache, root)
-    assert sorted(p.name for p in folder.iterdir()) == [LAST_FILE, PARSE_FILE, WIRING_FILE]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        CHECKS_FILE,
+        LAST_FILE,
+        PARSE_FILE,
+        WIRING_FILE,
+    ]
     # dist/ holds the manifest and the sources as compiled (runtime/provenance.py), no cache
     assert sorted(p.name for p in (root / "dist").iterdir()) == [
         "manifest.next.json",
@@ -149,8 +154,10 @@ def test_an_entry_that_does_not_decode_discredits_the_file(root: Path, tmp_path:
     line = [f.name for f in dataclasses.fields(Contract)].index("frontmatter")
 
     def damage(data: Any) -> None:
-        entries = list(data["entries"].values())
-        entries[-1][1][2][0][line] = [["deep", "not a pair", 3]]
+        path = list(data["entries"])[-1]  # each entry is stored as its own JSON text
+        entry = orjson.loads(data["entries"][path])
+        entry[1][2][0][line] = [["deep", "not a pair", 3]]
+        data["entries"][path] = orjson.dumps(entry).decode()
 
     rewrite(target, damage)
     outcome = run(root, cache)

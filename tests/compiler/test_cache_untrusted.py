@@ -122,9 +122,11 @@ def frontmatter_of_an_entry(value: Any, raw: bytes = b"") -> Callable[[bytes], b
 
     def damage(data: bytes) -> bytes:
         document = orjson.loads(data)
-        entry = next(iter(document["entries"].values()))
+        path = next(iter(document["entries"]))  # each entry is stored as its own JSON text
+        entry = orjson.loads(document["entries"][path])
         entry[1][2][0][index] = value
-        return orjson.dumps(document).replace(b'"RAW"', raw)
+        document["entries"][path] = orjson.dumps(entry).replace(b'"RAW"', raw).decode()
+        return orjson.dumps(document)
 
     return damage
 
@@ -140,7 +142,9 @@ GARBAGE: dict[str, tuple[str, Callable[[bytes], bytes], str]] = {
     "wrong types": (LAST_FILE, lambda d: b'{"header": {"format": "2"}, "last": 7}', "header"),
     "entries of a matching header do not decode": (
         PARSE_FILE,
-        keep_header("entries", {"src/fx-hedger.prose.md": ["0" * 64, "not a source", []]}),
+        keep_header(
+            "entries", {"src/fx-hedger.prose.md": orjson.dumps(["0" * 64, "x", []]).decode()}
+        ),
         "parse.json: expected SourceFile",
     ),
     "last build of a matching header does not decode": (
@@ -154,6 +158,16 @@ GARBAGE: dict[str, tuple[str, Callable[[bytes], bytes], str]] = {
         "parse.json: not a stored value",
     ),
     "truncated": (PARSE_FILE, lambda d: d[: len(d) * 2 // 3], "parse.json: not valid JSON"),
+    "an entry that is not JSON text": (
+        PARSE_FILE,
+        keep_header("entries", {"src/fx-hedger.prose.md": ["0" * 64, "x", []]}),
+        "parse.json: an entry is not stored as JSON text",
+    ),
+    "an entry whose JSON text is cut short": (
+        PARSE_FILE,
+        keep_header("entries", {"src/fx-hedger.prose.md": '["' + "0" * 64}),
+        "parse.json: not valid JSON",
+    ),
     "nesting beyond the JSON parser": (
         LAST_FILE,
         lambda d: b'{"header": {}, "last": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",

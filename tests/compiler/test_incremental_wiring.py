@@ -29,6 +29,14 @@ def _manifest(root: Path) -> bytes:
     return (root / "dist" / "manifest.next.json").read_bytes()
 
 
+def _sources(root: Path) -> tuple[bytes, dict[str, bytes]]:
+    """dist/sources.next.json and the bytes of every blob it lists."""
+    listed = (root / "dist" / "sources.next.json").read_bytes()
+    store = root / "dist" / "sources"
+    blobs = orjson.loads(listed)["sources"].values()
+    return listed, {d: (store / d.removeprefix("sha256:")).read_bytes() for d in blobs}
+
+
 def _names(root: Path) -> dict[Path, str]:
     found = {}
     for path in sorted((root / "src").glob("*.prose.md")):
@@ -44,7 +52,11 @@ def _mutate(root: Path, rng: random.Random, step: int) -> str:
     paths = [p for p in names if p.name != "researcher.prose.md"]
     path = rng.choice(paths)
     text = path.read_text(encoding="utf-8")
-    kind = rng.choice(["append", "need", "add", "delete", "rename", "facet", "mention"])
+    kind = rng.choice(["append", "need", "add", "delete", "rename", "facet", "mention", "prose"])
+    if kind == "prose":  # a ```prose fence calls another target (the kept lint findings)
+        scripts = [p for p in paths if "```prose\n" in p.read_text(encoding="utf-8")]
+        path = rng.choice(scripts) if scripts else path
+        text = path.read_text(encoding="utf-8")
     if kind == "append":
         path.write_text(text + f"\nOne more sentence, number {step}.\n", encoding="utf-8")
     elif kind == "need" and "### Requires\n\n" in text:
@@ -75,6 +87,10 @@ def _mutate(root: Path, rng: random.Random, step: int) -> str:
         facet = rng.choice(["summary", "history", "risk", "extra"])
         addition = f"\n#### {facet}\n\nThe {facet} of it. Material: `{facet}_items`.\n"
         path.write_text(text.replace("### Continuity", addition + "\n### Continuity", 1))
+    elif kind == "prose" and "```prose\n" in text:
+        target = rng.choice([*names.values(), "nowhere-to-be-found", "researcher"])
+        script = f"```prose\nlet found = call {target}\n  topic: market\nreturn found\n```"
+        path.write_text(re.sub(r"```prose\n.*?```", script, text, count=1, flags=re.DOTALL))
     else:  # a title or a name mentioned in words changes the mentioned rung's forms
         title = f"# {rng.choice(WORDS).title()} Gateway"
         path.write_text(re.sub(r"^# .*$", title, text, count=1, flags=re.MULTILINE))
@@ -88,7 +104,7 @@ def test_incremental_equals_cold_after_random_changes(tmp_path: Path, seed: int)
     first = _build(root, cache)
     assert first.status == "written", first.diagnostics
     rng = random.Random(seed)
-    reused = 0
+    reused = lowered = 0
     for step in range(12):
         kinds = [_mutate(root, rng, step) for _ in range(rng.randint(1, 3))]
         incremental = _build(root, cache)
@@ -99,11 +115,13 @@ def test_incremental_equals_cold_after_random_changes(tmp_path: Path, seed: int)
         assert incremental.diagnostics == reference.diagnostics, kinds
         if reference.status == "written":
             assert _manifest(root) == _manifest(cold), f"step {step}: {kinds}"
+            assert _sources(root) == _sources(cold), f"step {step}: {kinds}"
             assert incremental.result is not None
             wiring = incremental.result.unit.wiring
             assert wiring is not None
             reused += wiring.needs - wiring.resolved
-    assert reused > 0  # the memo did spare work
+            lowered += len(wiring.reused.get("lower", ()))
+    assert reused > 0 and lowered > 0  # the memo did spare work (wiring and lowering)
 
 
 def test_a_damaged_memo_means_a_whole_wiring(tmp_path: Path) -> None:
@@ -142,3 +160,36 @@ def test_cli_rebuild_says_how_much_it_rewired(tmp_path: Path, run_prosec: Runner
     shutil.rmtree(root / "dist")
     fresh = run_prosec("build", root, "--offline-tools", "--no-cache", env=env_cache)
     assert fresh.returncode == 0 and _manifest(root) == incremental
+
+
+def test_kept_lint_findings_follow_the_call_targets_of_other_files(tmp_path: Path) -> None:
+    """A file's contract-rule findings are kept by the build cache; one whose ```prose
+    calls a target another file adds, renames or removes is checked again."""
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    generate(20, root)
+    caller = next(p for p in sorted((root / "src").iterdir()) if "```prose" in p.read_text())
+    caller.write_text(caller.read_text().replace("call researcher", "call helper-x"))
+    shown = f"src/{caller.name}"
+
+    def codes() -> list[str]:
+        outcome = _build(root, cache)
+        reference = _build_cold(root, tmp_path / "cold")
+        assert outcome.diagnostics == reference.diagnostics
+        return [d.code for d in outcome.diagnostics if d.span.path == shown]
+
+    assert "prosescript_unknown_call" in codes()
+    helper = root / "src" / "helper-x.prose.md"
+    helper.write_text(
+        caller.read_text().replace(_NAME.search(caller.read_text())[0], "name: helper-x")
+    )
+    assert "prosescript_unknown_call" not in codes()
+    helper.rename(root / "src" / "helper-y.prose.md")  # the file's stem was a target too
+    helper = root / "src" / "helper-y.prose.md"
+    helper.write_text(helper.read_text().replace("name: helper-x", "name: helper-y"))
+    assert "prosescript_unknown_call" in codes()
+
+
+def _build_cold(root: Path, cold: Path) -> BuildOutcome:
+    shutil.rmtree(cold, ignore_errors=True)
+    shutil.copytree(root / "src", cold / "src")
+    return _build(cold, None)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
+import pytest
+from prosec.compiler import pipeline
 from prosec.compiler.codegen.intent import dumps
 from prosec.compiler.config import Config
+from prosec.compiler.diagnostics import Diagnostic, Severity
+from prosec.compiler.ir import Project, Span
 from prosec.compiler.pipeline import PIPELINE, compile_project, compile_texts
 
 from ..conftest import CORPUS
@@ -68,3 +74,62 @@ def test_diagnostics_carry_their_code_and_source() -> None:
     assert record["severity"] == "warning"
     assert record["message"].startswith("[wiring_unsatisfied] ")
     assert record["sourcePath"] == "src/a.prose.md"
+
+
+class _CountedSpan:
+    """A span whose `path` counts its reads (how often `_parse` looks at a diagnostic)."""
+
+    def __init__(self, path: str, reads: list[int]) -> None:
+        self._path, self._reads = path, reads
+
+    @property
+    def path(self) -> str:
+        self._reads[0] += 1
+        return self._path
+
+
+class _RecordingCache:
+    def __init__(self) -> None:
+        self.put_diagnostics: dict[str, list[Diagnostic]] = {}
+
+    def get(self, path: str, digest: str, text: str) -> None:
+        return None
+
+    def put(self, path: str, digest: str, source: object, found: list[Diagnostic]) -> None:
+        self.put_diagnostics[path] = found
+
+
+def test_parse_files_each_diagnostic_once_not_once_per_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`_parse` hands each file's own parse diagnostics to the cache in one pass over
+    them: reads of a diagnostic's path grow with files + diagnostics, not their product."""
+    reads = [0]
+    real = pipeline.parse_texts
+
+    def counted(texts: Sequence[tuple[str, str]]) -> tuple[Project, list[Diagnostic]]:
+        project, found = real(texts)
+        extra = [
+            Diagnostic(
+                code="file_unreadable",
+                severity=Severity.INFO,
+                message=f"finding {i}",
+                span=cast(Span, _CountedSpan(path, reads)),
+            )
+            for path, _ in texts
+            for i in range(2)
+        ]
+        return project, [*found, *extra]
+
+    monkeypatch.setattr(pipeline, "parse_texts", counted)
+    texts = [
+        (f"src/n{i}.prose.md", f"---\nname: n{i}\nkind: service\n---\n\n# N{i}\n")
+        for i in range(300)
+    ]
+    cache = _RecordingCache()
+    project, _found, reparsed = pipeline._parse(texts, cache)
+    assert reparsed == 300 and len(project.files) == 300
+    assert reads[0] <= 2 * 600  # 300 files × 300×2 findings would be 180,000
+    for path, _ in texts:
+        mine = [d for d in cache.put_diagnostics[path] if isinstance(d.span, _CountedSpan)]
+        assert [d.message for d in mine] == ["finding 0", "finding 1"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from ..conftest import CORPUS
 
@@ -69,3 +70,36 @@ def test_version_answers_before_click_loads() -> None:
     from prosec.compiler import __version__
 
     assert result.stdout.strip().splitlines() == [f"prosec, version {__version__}", "exit 0", "[]"]
+
+
+_CONSOLE = """
+import atexit, sys
+atexit.register(lambda: print("atexit ran", file=sys.stderr))
+sys.argv = ["prosec", *sys.argv[1:]]
+from prosec.compiler.cli import console
+console()
+"""
+
+
+def test_build_and_lint_end_with_a_hard_exit_after_flushing(tmp_path: Path) -> None:
+    """`console` (the executable) ends `build` and `lint` with os._exit: exit-time work
+    is skipped, yet the whole output, through a pipe, and the exit status survive."""
+    broken = tmp_path / "src" / "broken.prose.md"
+    broken.parent.mkdir()
+    broken.write_text("---\nname: broken\nkind: nonsense\n---\n\n# Broken\n" + "x\n" * 2000)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", _CONSOLE, *args], capture_output=True, text=True, timeout=60
+        )
+
+    build = run("build", str(tmp_path), "--offline-tools", "--no-cache")
+    assert build.returncode == 1
+    assert "kind_unknown" in build.stdout and "atexit ran" not in build.stderr
+    lint = run("lint", str(broken), "--format", "json")
+    assert lint.returncode == 1 and json.loads(lint.stdout)  # complete JSON on stdout
+    assert "atexit ran" not in lint.stderr
+    usage = run("build", str(tmp_path / "missing"))
+    assert usage.returncode == 2 and "missing" in usage.stderr
+    other = run("--help")  # any other command exits as the interpreter does
+    assert other.returncode == 0 and "atexit ran" in other.stderr

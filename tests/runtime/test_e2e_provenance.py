@@ -132,6 +132,21 @@ def test_a_rebuild_after_losing_the_store_writes_it_again(
         assert (root / "dist/sources" / digest.removeprefix("sha256:")).is_file()
 
 
+def test_a_rebuild_takes_listed_blobs_as_they_are_but_rewrites_a_truncated_one(
+    project: tuple[Path, dict[str, str]],
+) -> None:
+    """A blob the last list names is not read again when it is a regular file of its
+    text's size (a run checks its digest); a truncated one is written again."""
+    root, env = project
+    listed = json.loads((root / "dist/sources.next.json").read_text())
+    blob = root / "dist/sources" / listed["sources"][KEEPER].removeprefix("sha256:")
+    blob.write_bytes(blob.read_bytes()[:-1])
+    other = next(p for p in sorted((root / "src").glob("*.prose.md")) if f"src/{p.name}" != KEEPER)
+    other.write_text(other.read_text() + "\nMore.\n")  # not a no-op build
+    assert prosec(root, "build", env=env).returncode == 0
+    assert blob.read_bytes() == (root / KEEPER).read_bytes()
+
+
 def test_old_blobs_are_pruned_when_no_list_names_them(project: tuple[Path, dict[str, str]]) -> None:
     root, env = project
     before = set(os.listdir(root / "dist/sources"))

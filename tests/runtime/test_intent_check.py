@@ -280,6 +280,26 @@ def test_the_schema_pass_can_be_skipped_but_the_rules_always_run() -> None:
     assert list(iter_problems(shapeless, schema=False)) == []
 
 
+def test_a_spec_the_caller_knows_parses_is_not_parsed_again() -> None:
+    """`specs_known` (the build: unchanged contracts' specs) spares parsing those specs
+    only; every other spec, and the facets check of every entry, still runs."""
+    doc = broken(
+        lambda d: d["canonicalizers"][2]["spec"]["facets"].append(
+            {"facet": "items", "paths": ["other"]}
+        )
+    )
+    node = doc["canonicalizers"][2]["node"]
+    assert [p.path for p in iter_problems(doc, schema=False)] == ["$.canonicalizers[2].spec"]
+    assert list(iter_problems(doc, schema=False, specs_known={node})) == []
+    unlisted = broken(
+        lambda d: d["canonicalizers"][0].update(spec={"facets": [{"facet": "x", "paths": ["x"]}]})
+    )
+    known = {unlisted["canonicalizers"][0]["node"]}
+    assert [p.path for p in iter_problems(unlisted, schema=False, specs_known=known)] == [
+        "$.canonicalizers[0].spec.facets[0]"
+    ]
+
+
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
     lambda children: (

@@ -15,13 +15,15 @@ writes makes `decode` refuse it, and the build wires the project whole.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
+
+import orjson
 
 from ...cache_codec import CodecError, decoder, encoder
 from ...config import Config
 from ...diagnostics import Diagnostic
+from ...discover import text_digest
 from ...ir import Contract, Edge, Need, Project, Resolution, Rung
 from ...lowered import CanonicalizerSpec, Validator
 from .index import EmitsEntry, ProducerIndex
@@ -50,6 +52,9 @@ class Wiring:
         self.nodes = nodes
         self.resolved = resolved  # needs the ladder resolved in the run that made it
         self.fresh = fresh  # nodes whose contract changed (or is new) since the last memo
+        # kind → nodes whose `derived` value this run took from the memo: what the last
+        # build made of the same contract (and wrote, so its output passed validation)
+        self.reused: dict[str, set[str]] = {}
 
     def lowering(
         self, lower: Callable[[Contract], tuple[CanonicalizerSpec, list[Diagnostic]]]
@@ -96,16 +101,18 @@ class Wiring:
         if node is None:
             return compute()
         kept = node.setdefault("d", {})
-        if name not in self.fresh and kind in kept:
-            try:
-                found: T = decoder(hint)(kept[kind])
-                return found
-            except (CodecError, RecursionError, TypeError):
+        if name not in self.fresh and type(kept.get(kind)) is str:
+            try:  # each kind is kept as its own JSON text: parsed when asked, never kept
+                found: T = decoder(hint)(orjson.loads(kept[kind]))
+            except (CodecError, RecursionError, TypeError, orjson.JSONDecodeError):
                 pass
+            else:
+                self.reused.setdefault(kind, set()).add(name)
+                return found
         value = compute()
         try:
-            kept[kind] = encoder(hint)(value)
-        except (CodecError, RecursionError, TypeError):
+            kept[kind] = orjson.dumps(encoder(hint)(value)).decode()
+        except (CodecError, RecursionError, TypeError, orjson.JSONEncodeError):
             kept.pop(kind, None)
         return value
 
@@ -124,12 +131,16 @@ class Wiring:
         return sorted(set(ids))
 
     def document(self) -> dict[str, Any]:
-        """The memo as JSON data, its key table compacted to the keys still referenced."""
+        """The memo as JSON data, its key table compacted to the keys still referenced
+        once a tenth of it is not (until then the few stale keys stay: no need refers to
+        them, and a key table entry that matches nothing changes no decision)."""
         used: set[int] = set()
         for node in self.nodes.values():
             used.update(node["k"])
             for need in node["n"]:
                 used.update(need["t"])
+        if len(used) * 10 >= len(self.keys) * 9:
+            return {"keys": self.keys, "nodes": dict(sorted(self.nodes.items()))}
         order = sorted(used)
         renumber = {old: new for new, old in enumerate(order)}
         nodes = {
@@ -173,7 +184,8 @@ def _valid_node(name: Any, node: Any, limit: int) -> bool:
         return False
     if not {"file", "line", "k", "m", "n"} <= node.keys() <= {"file", "line", "k", "m", "n", "d"}:
         return False
-    if type(node.get("d", {})) is not dict:
+    derived = node.get("d", {})
+    if type(derived) is not dict or not all(type(v) is str for v in derived.values()):
         return False
     if type(node["file"]) is not str or type(node["line"]) is not int:
         return False
@@ -226,7 +238,7 @@ def traceable(project: Project, config: Config, index: ProducerIndex, templated:
 
 def digests(project: Project) -> dict[str, str]:
     """path → sha256 of the source text, for every file of the project."""
-    return {f.path: hashlib.sha256(f.text.encode()).hexdigest() for f in project.files}
+    return {f.path: text_digest(f.text) for f in project.files}
 
 
 def emits_of(entries: Sequence[EmitsEntry]) -> dict[str, list[list[str]]]:

@@ -172,16 +172,19 @@ class ProducerIndex:
         for name in self.producers:
             keys = self.contributions.setdefault(name, set())
             keys.update((trace_key("producers", name), trace_key("by_lower", name.lower())))
+        contributions = self.contributions
         for table_name in ("name_keys", "item_keys", "titles", "postings"):
             table: dict[Any, set[str]] = getattr(self, table_name)
             for wanted, names in table.items():
+                looked_up = trace_key(table_name, wanted)  # once per key, not per node
                 for name in names:
-                    self.contributions[name].add(trace_key(table_name, wanted))
+                    contributions[name].add(looked_up)
         for table_name in ("facet_keys", "families"):
             pairs: dict[str, set[tuple[str, str]]] = getattr(self, table_name)
             for wanted, found in pairs.items():
+                looked_up = trace_key(table_name, wanted)
                 for name, _ in found:
-                    self.contributions[name].add(trace_key(table_name, wanted))
+                    contributions[name].add(looked_up)
         for name, form in forms:
             if form and len(form) <= MAX_FORM_WORDS:
                 self.contributions[name].update(
@@ -191,8 +194,9 @@ class ProducerIndex:
     def _add(self, name: str, producer: Producer, forms: list[tuple[str, tuple[str, ...]]]) -> None:
         contract = producer.contract
         self.name_keys[key(name)].add(name)
-        vocabulary = set(words(name))
-        forms.append((name, words(name)))
+        name_words = words(name)
+        vocabulary = set(name_words)
+        forms.append((name, name_words))
         for facet in producer.facets:
             self.facet_keys[key(facet)].add((name, facet))
             prefix = family(facet)
