@@ -7,16 +7,19 @@ import contextlib
 import functools
 import logging
 import os
+import signal
 import socket
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from prosec.runtime.session import Project
 
 from .errors import fail, user_errors
+from .exitcodes import ExitCode
 from .runtime_common import open_root, root_arg
 
 __all__ = ["dispatching", "serve_root", "worker", "workers_options"]
@@ -63,7 +66,8 @@ def dispatching(
 
     assert isinstance(project.backend, PostgresBackend)
     serve = functools.partial(serve_root, project.root, 1, lease, ATTEMPTS)
-    local = LocalWorkers(project.root, workers, lease=lease, attempts=ATTEMPTS, serve=serve)
+    forked = functools.partial(_forked_worker, serve=serve)
+    local = LocalWorkers(project.root, workers, lease=lease, attempts=ATTEMPTS, forked=forked)
     local.start()  # now (forked, when it can be): their start-up overlaps the runner's own
     dispatcher = Dispatcher(
         project.backend, project.root, dict(os.environ), lease=lease, local=local
@@ -111,7 +115,7 @@ def worker(root: Path, concurrency: int, lease: float, attempts: int) -> None:
     # worker (`--workers 8` stops eight at once): skipped
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(ExitCode.OK)
 
 
 def serve_root(root: Path, concurrency: int, lease: float, attempts: int) -> None:
@@ -146,3 +150,35 @@ def serve_root(root: Path, concurrency: int, lease: float, attempts: int) -> Non
             lease=lease,
             attempts=attempts,
         )
+
+
+def _forked_worker(
+    root: Path, log: int, *, serve: Callable[[], None]
+) -> NoReturn:  # pragma: no cover
+    """A local worker forked from the runner: its own session, output into its log, the
+    default signal handlers (procrastinate installs its own), in ROOT, then `serve` until
+    it is stopped; the child process ends here, whatever happens."""
+    code: int = ExitCode.INTERNAL
+    try:
+        os.setsid()
+        os.chdir(root)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        # as a spawned worker, it holds none of the runner's files: above all not its
+        # database connection, whose session (and runner lock) must end with the runner
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        serve()
+        code = ExitCode.OK
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else ExitCode.FINDINGS
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)

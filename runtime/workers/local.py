@@ -5,8 +5,9 @@ in a session of its own, and stopped (SIGTERM, then SIGKILL after a grace period
 the runner ends. They are ordinary workers: any other `prosec worker` on the same
 database takes jobs too.
 
-Given `serve` (the `prosec worker` command's body, from the CLI), the first N are forked
-from the runner before it runs anything else: each starts with the runner's modules
+Given `forked` (the forked child's body, from the CLI layer: it serves as `prosec
+worker` does and ends the child process), the first N are forked from the runner
+before it runs anything else: each starts with the runner's modules
 already imported (a new Python process importing them costs ~0.3 s of CPU, which with
 eight workers on two cores is seconds). The child never returns into the runner: it
 serves and ends with `os._exit`, never touching what it inherited (the runner's
@@ -26,9 +27,9 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 __all__ = ["LocalWorkers"]
 
@@ -77,19 +78,19 @@ class LocalWorkers:
         *,
         lease: float,
         attempts: int,
-        serve: Callable[[], None] | None = None,
+        forked: Callable[[Path, int], NoReturn] | None = None,
     ) -> None:
         self.root = root
         self.count = count
         self.lease = lease
         self.attempts = attempts
-        self.serve = serve
+        self.forked = forked
         self.procs: list[subprocess.Popen[bytes] | _Forked] = []
 
     def start(self) -> None:
         if self.procs or self.count <= 0:
             return
-        fork = self.serve is not None and _can_fork()
+        fork = self.forked is not None and _can_fork()
         for index in range(self.count):
             self.procs.append(self._fork(index) if fork else self._spawn(index))
 
@@ -137,7 +138,8 @@ class LocalWorkers:
             stream.flush()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child (its coverage is not collected)
-            _serve_child(self.root, log, self.serve)
+            assert self.forked is not None
+            self.forked(self.root, log)  # serves, then ends the child process: never returns
         os.close(log)
         return _Forked(pid)
 
@@ -160,36 +162,3 @@ class LocalWorkers:
 
 def _can_fork() -> bool:
     return sys.platform.startswith("linux") and threading.active_count() == 1
-
-
-def _serve_child(
-    root: Path, log: int, serve: Callable[[], None] | None
-) -> None:  # pragma: no cover
-    """A forked worker: its own session, output into its log, the default signal
-    handlers (procrastinate installs its own), in ROOT, then `serve` until it is
-    stopped; it ends here, whatever happens."""
-    code = 3
-    try:
-        os.setsid()
-        os.chdir(root)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        # as a spawned worker, it holds none of the runner's files: above all not its
-        # database connection, whose session (and runner lock) must end with the runner
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-        if serve is not None:
-            serve()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code)
