@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prosec.runtime.userjson import JSONInputError, read_limited
 
@@ -23,6 +23,9 @@ from .discover import (
 )
 from .ir import Project, SourceFile, Span
 from .values import value
+
+if TYPE_CHECKING:
+    from .rules import RuleMemo
 
 SOURCE_LIMIT = 256 << 20  # bytes of one source file
 
@@ -60,11 +63,17 @@ def decode_source(data: bytes, display: str) -> tuple[str | None, Diagnostic | N
     return text.replace("\r\n", "\n").replace("\r", "\n"), None
 
 
-def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagnostic]]:
-    """Parse (display path, text) pairs into a project; a parser bug becomes a diagnostic."""
+def parse_texts(
+    sources: Iterable[tuple[str, str]],
+    parse: Callable[[str, str], tuple[SourceFile, list[Diagnostic]]] | None = None,
+) -> tuple[Project, list[Diagnostic]]:
+    """Parse (display path, text) pairs into a project; a parser bug becomes a diagnostic.
+    `parse` replaces `parse_source` (the language server's chunked re-parser)."""
     # markdown-it and the passes load on first use: a lint answered from the cache
     # never needs them
     from .parse import parse_source
+
+    parse = parse or parse_source
     from .passes import continuity
 
     files: list[SourceFile] = []
@@ -74,7 +83,7 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
             found.append(legacy_program(path, text))
             continue
         try:
-            source, parse_diagnostics = parse_source(path, text)
+            source, parse_diagnostics = parse(path, text)
         except Exception as exc:  # a bug must not hide the other files' findings
             found.append(_internal(path, exc))
             continue
@@ -97,11 +106,13 @@ def legacy_program(path: str, text: str) -> Diagnostic:
     )
 
 
-def check_project(project: Project, focus: Collection[str] | None = None) -> list[Diagnostic]:
+def check_project(
+    project: Project, focus: Collection[str] | None = None, memo: RuleMemo | None = None
+) -> list[Diagnostic]:
     from . import rules
 
     try:
-        return rules.run(project, focus)
+        return rules.run(project, focus, memo)
     except Exception as exc:
         return [_internal(project.files[0].path if project.files else "<project>", exc)]
 

@@ -5,6 +5,6 @@ script IR only when a contract has a ```prose fence to read.
 """
 
 from .rule import check, prose_fences
-from .scope import PROSE_INFOS
+from .scope import PROSE_INFOS, file_key
 
-__all__ = ["PROSE_INFOS", "check", "prose_fences"]
+__all__ = ["PROSE_INFOS", "check", "file_key", "prose_fences"]

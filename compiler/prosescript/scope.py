@@ -62,6 +62,17 @@ def contract_scope(contract: Contract, context: RuleContext) -> ContractScope:
     )
 
 
+def file_key(project: Project, source: SourceFile) -> tuple[frozenset[str], bool]:
+    """All that `contract_scope` reads of the project beyond the file itself: the call
+    targets of the file's directory and whether its neighbours were loaded."""
+    index = _index(project)
+    directory = _directory(source.path)
+    return (
+        index.by_directory.get(directory, frozenset()),
+        index.files_per_directory.get(directory, 0) > 1,
+    )
+
+
 def _directory(path: str) -> str:
     return path.rpartition("/")[0]
 
