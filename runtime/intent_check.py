@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from .canonicalizer import CanonicalizerSpec, SpecError
+from .canonicalizer import SpecError, parse_spec
 from .fsio import PathEscapeError, safe_name
 from .graphs import find_cycle
 from .problems import Problem
@@ -244,7 +244,7 @@ def _canonicalizer(where: str, entry: Mapping[str, Any]) -> Iterator[Problem]:
     if "spec" not in entry:
         return
     try:
-        CanonicalizerSpec.from_json(entry["spec"])
+        parse_spec(entry["spec"])
     except SpecError as exc:
         yield Problem(f"{where}.spec", str(exc))
         return
