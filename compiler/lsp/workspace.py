@@ -317,7 +317,9 @@ class Workspace:
         found += loaded.diagnostics  # unresolved references, and the dependencies' errors
         if config_error is not None:
             found += config_diagnostics(config_error)
-        found += check_project(project, memo=self._rules.setdefault(root, RuleMemo()))
+        memo = self._rules.setdefault(root, RuleMemo())
+        found += check_project(project, memo=memo)
+        memo.retain([f.path for f in files])
         sources = source_root(root, config)
         built = frozenset(p.display for p in parsed if p.path.is_relative_to(sources)) | {
             p.display for p in imported

@@ -54,9 +54,6 @@ class Reparser:
         self._kept[path] = parser.used
         return source, parser.diagnostics
 
-    def forget(self, path: str) -> None:
-        self._kept.pop(path, None)
-
 
 def _cuts(lines: list[str], first: int) -> list[int]:
     """1-based numbers of the lines after `first` that may open a `##` contract."""
