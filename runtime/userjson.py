@@ -123,6 +123,28 @@ _DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(25
 _LONG_RUN = b"0" * 19
 
 
+def _long_integer(raw: bytes | bytearray) -> bool:
+    """Whether a run of 19 or more digits could be an integer token: one that starts the
+    data or follows `:`, `,`, `[`, `-` or whitespace (runs inside hex digests, or after
+    a decimal point or an exponent sign, cannot: orjson reads those exactly)."""
+    digits = raw.translate(_DIGITS_ONLY)
+    at = digits.find(_LONG_RUN)
+    while at >= 0:
+        start = at
+        while start > 0 and digits[start - 1] == 0x30:
+            start -= 1
+        if start == 0 or raw[start - 1] in _NUMBER_STARTS:
+            return True
+        end = digits.find(b" ", at)
+        if end < 0:
+            return False
+        at = digits.find(_LONG_RUN, end)
+    return False
+
+
+_NUMBER_STARTS = frozenset(b":,[- \t\n\r")
+
+
 def _orjson_loads(data: bytes | bytearray | str, max_depth: int) -> Any:
     """orjson's reading of `data` when it is certainly the one `loads` makes, else
     `_UNDECIDED` (the exact path then reads it, and words any refusal).
@@ -134,7 +156,7 @@ def _orjson_loads(data: bytes | bytearray | str, max_depth: int) -> Any:
     from orjson's indented output, where a value nested in k containers is a line
     indented by 2k spaces (strings hold no raw newline)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if _LONG_RUN in raw.translate(_DIGITS_ONLY):
+    if _long_integer(raw):
         return _UNDECIDED
     try:
         value = orjson.loads(data)
