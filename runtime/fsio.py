@@ -274,33 +274,36 @@ class Confiner:
     """`confined(base, …)` for many paths under one base: the base is resolved once,
     and each folder once; a path's last segment is resolved only when it is a symlink
     (otherwise the path resolves to its folder's resolution joined with that segment,
-    what `Path.resolve` finds, without walking every component again)."""
+    what `Path.resolve` finds, without walking every component again). Strings inside:
+    a run checks one path per source."""
 
     def __init__(self, base: Path, what: str = "path") -> None:
         self.base = base
         self.what = what
-        self.root = base.resolve()
-        self._folders: dict[Path, Path] = {}
+        self._base = str(base)
+        self._root = os.path.realpath(base)
+        self._inside = self._root.rstrip(os.sep) + os.sep
+        self._folders: dict[str, str] = {}
 
     def __call__(self, relative: str) -> Path:
         try:
             clean = normalize_path(relative)
         except PathError as exc:
             raise PathEscapeError(f"{self.what}: {exc}") from exc
-        candidate = self.base / clean
+        candidate = os.path.join(self._base, clean)
         if os.path.islink(candidate):
-            resolved = candidate.resolve()
+            resolved = os.path.realpath(candidate)
         else:
-            folder = candidate.parent
+            folder, name = os.path.split(candidate)
             real = self._folders.get(folder)
             if real is None:
-                real = self._folders[folder] = folder.resolve()
-            resolved = real / candidate.name
-        if not resolved.is_relative_to(self.root):
+                real = self._folders[folder] = os.path.realpath(folder)
+            resolved = os.path.join(real, name)
+        if resolved != self._root and not resolved.startswith(self._inside):
             raise PathEscapeError(
                 f"{self.what} {relative!r} resolves outside {self.base.name}/ (symlink?)"
             )
-        return candidate
+        return self.base / clean
 
 
 def replace_dir(target: Path, files: dict[str, bytes], *, durable: bool = True) -> None:
