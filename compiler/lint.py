@@ -63,11 +63,17 @@ def decode_source(data: bytes, display: str) -> tuple[str | None, Diagnostic | N
     return text.replace("\r\n", "\n").replace("\r", "\n"), None
 
 
-def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagnostic]]:
-    """Parse (display path, text) pairs into a project; a parser bug becomes a diagnostic."""
+def parse_texts(
+    sources: Iterable[tuple[str, str]],
+    parse: Callable[[str, str], tuple[SourceFile, list[Diagnostic]]] | None = None,
+) -> tuple[Project, list[Diagnostic]]:
+    """Parse (display path, text) pairs into a project; a parser bug becomes a diagnostic.
+    `parse` replaces `parse_source` (the language server's chunked re-parser)."""
     # markdown-it and the passes load on first use: a lint answered from the cache
     # never needs them
     from .parse import parse_source
+
+    parse = parse or parse_source
     from .passes import continuity
 
     files: list[SourceFile] = []
@@ -77,7 +83,7 @@ def parse_texts(sources: Iterable[tuple[str, str]]) -> tuple[Project, list[Diagn
             found.append(legacy_program(path, text))
             continue
         try:
-            source, parse_diagnostics = parse_source(path, text)
+            source, parse_diagnostics = parse(path, text)
         except Exception as exc:  # a bug must not hide the other files' findings
             found.append(_internal(path, exc))
             continue

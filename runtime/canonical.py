@@ -84,8 +84,9 @@ _ENCODER = json.JSONEncoder(
 # separate patterns with literal prefixes, which the regex engine scans for quickly.
 _POINT_ZERO = re.compile(rb"\.0(?![0-9])")
 _EXPONENT = re.compile(rb"e[+-]")
-# A 4-byte UTF-8 sequence: a supplementary-plane character (sorts differently in UTF-16).
-_SUPPLEMENTARY = re.compile(rb"[\xf0-\xf4]")
+# The lead bytes of a 4-byte UTF-8 sequence: a supplementary-plane character (sorts
+# differently in UTF-16); five substring searches scan faster than a character class.
+_SUPPLEMENTARY_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
 _DIGITS = frozenset(b"0123456789")
 
 
@@ -167,7 +168,7 @@ def _fast(value: Any) -> bytes | None:
 def _repair(data: bytes) -> bytes | None:
     """Bytes from a sorted-keys encoder made RFC 8785: float tokens rewritten in place;
     None when a supplementary-plane character could reorder keys (UTF-16 order)."""
-    if _SUPPLEMENTARY.search(data) is not None:
+    if any(lead in data for lead in _SUPPLEMENTARY_LEADS):
         return None  # keys might sort differently by UTF-16 code units
     if _POINT_ZERO.search(data) is None and _EXPONENT.search(data) is None:
         return data
@@ -186,7 +187,11 @@ def _fix_floats(data: bytes) -> bytes:
     appears only inside strings, as an escape, so after masking escaped backslashes
     (`\\\\` → `__`, same length) and then escaped quotes, every `"` left delimits a string.
     """
-    masked = data.replace(b"\\\\", b"__").replace(b'\\"', b"__") if b"\\" in data else data
+    escaped = b"\\" in data
+    # with no escaped backslash, every `\\"` is an escaped quote: count those instead of
+    # masking a copy of the data
+    masked = data.replace(b"\\\\", b"__").replace(b'\\"', b"__") if b"\\\\" in data else data
+    count_escaped = data.count if escaped and masked is data else None
     out: list[bytes] = []
     last = counted_to = quotes = 0
     hits = sorted(
@@ -206,6 +211,8 @@ def _fix_floats(data: bytes) -> bytes:
         if start > 0 and data[start - 1] not in _BEFORE_VALUE:
             continue  # a number token follows `:`, `,` or `[`; this is inside a string
         quotes += count(b'"', counted_to, start)
+        if count_escaped is not None:
+            quotes -= count_escaped(b'\\"', counted_to, start)
         counted_to = start
         if quotes % 2:
             continue  # inside a string

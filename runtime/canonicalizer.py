@@ -37,6 +37,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .canonical import canonical_json, sha256_token, token
 
 __all__ = [
@@ -131,6 +133,33 @@ class CanonicalizerSpec:
             if spec.facet == facet:
                 return spec.paths
         return ((facet,),)
+
+
+# specs parsed this process, by their JSON bytes (key order kept): a manifest is checked
+# and then loaded, and many nodes share one spec
+_PARSED: dict[bytes, CanonicalizerSpec | str] = {}
+_PARSED_LIMIT = 65_536
+
+
+def parse_spec(data: Mapping[str, Any]) -> CanonicalizerSpec:
+    """`CanonicalizerSpec.from_json`, remembered by the spec's JSON bytes (specs are frozen
+    values); raises SpecError as it does."""
+    try:
+        key = orjson.dumps(data)
+    except (TypeError, orjson.JSONEncodeError):
+        return CanonicalizerSpec.from_json(data)
+    found = _PARSED.get(key)
+    if found is None:
+        try:
+            found = CanonicalizerSpec.from_json(data)
+        except SpecError as exc:
+            found = str(exc)
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[key] = found
+    if isinstance(found, str):
+        raise SpecError(found)
+    return found
 
 
 def _normalizes(rule: Rule) -> bool:

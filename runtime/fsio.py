@@ -158,26 +158,53 @@ def remove_leftovers(base: Path) -> list[str]:
     removed: list[str] = []
     if not base.is_dir() or base.is_symlink():
         return removed
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        folder = Path(dirpath)
-        for name in [*filenames, *dirnames]:
-            found = _LEFTOVER.match(name)
-            if found is None or (found.group(1) and _writing(int(found.group(1)))):
+    # one scandir per folder (a leftover's name starts with a dot: only those are matched);
+    # folders are entered unless they are symlinks or leftovers themselves
+    folders = [str(base)]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            found = _LEFTOVER.match(name) if name.startswith(".") else None
+            if found is None:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                except OSError:
+                    pass
                 continue
-            path = folder / name
+            if found.group(1) and _writing(int(found.group(1))):
+                continue
+            path = Path(entry.path)
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
             removed.append(path.relative_to(base).as_posix())
-        dirnames[:] = [d for d in dirnames if not _LEFTOVER.match(d)]
     return sorted(removed)
 
 
 def repair_torn_tail(path: Path) -> int:
     """Cut a torn last line (bytes after the last newline: an append a crash or a full
     disk interrupted) off an append-only file; returns the bytes removed (0 if none)."""
+    try:  # the common case, an intact file, in three system calls
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC  # never a FIFO's wait
+        fd = os.open(path, flags)
+    except OSError:
+        return 0  # missing, a symlink, unreadable: nothing of ours to repair
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+            return 0
+        if os.pread(fd, 1, info.st_size - 1) == b"\n":
+            return 0
+    finally:
+        os.close(fd)
     if not path.is_file() or path.is_symlink():
         return 0
     with open(path, "r+b") as handle:
@@ -241,6 +268,42 @@ def confined(base: Path, relative: str, what: str = "path") -> Path:
     if resolved != root and root not in resolved.parents:
         raise PathEscapeError(f"{what} {relative!r} resolves outside {base.name}/ (symlink?)")
     return candidate
+
+
+class Confiner:
+    """`confined(base, …)` for many paths under one base: the base is resolved once,
+    and each folder once; a path's last segment is resolved only when it is a symlink
+    (otherwise the path resolves to its folder's resolution joined with that segment,
+    what `Path.resolve` finds, without walking every component again). Strings inside:
+    a run checks one path per source."""
+
+    def __init__(self, base: Path, what: str = "path") -> None:
+        self.base = base
+        self.what = what
+        self._base = str(base)
+        self._root = os.path.realpath(base)
+        self._inside = self._root.rstrip(os.sep) + os.sep
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, relative: str) -> Path:
+        try:
+            clean = normalize_path(relative)
+        except PathError as exc:
+            raise PathEscapeError(f"{self.what}: {exc}") from exc
+        candidate = os.path.join(self._base, clean)
+        if os.path.islink(candidate):
+            resolved = os.path.realpath(candidate)
+        else:
+            folder, name = os.path.split(candidate)
+            real = self._folders.get(folder)
+            if real is None:
+                real = self._folders[folder] = os.path.realpath(folder)
+            resolved = os.path.join(real, name)
+        if resolved != self._root and not resolved.startswith(self._inside):
+            raise PathEscapeError(
+                f"{self.what} {relative!r} resolves outside {self.base.name}/ (symlink?)"
+            )
+        return self.base / clean
 
 
 def replace_dir(target: Path, files: dict[str, bytes], *, durable: bool = True) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .canonicalizer import ATOMIC, CanonicalizerSpec
+from .canonicalizer import ATOMIC, CanonicalizerSpec, parse_spec
 from .graphs import topological_order
 from .intent_check import IntentError, check
 from .problems import Problem
@@ -149,7 +149,7 @@ def parse_intent(
             contract_fingerprint=entry["contract_fingerprint"],
             wake_source=WakeSource(entry["wake_source"]),
             facets=tuple(dict.fromkeys([ATOMIC, *canon["facets"]])),
-            spec=CanonicalizerSpec.from_json(canon.get("spec", {})),
+            spec=parse_spec(canon.get("spec", {})),
             validator=postconditions[name].get("validator"),
             cadence=entry.get("cadence"),
             caller_inputs=tuple(

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
-from .canonicalizer import CanonicalizerSpec, SpecError
+from .canonicalizer import SpecError, parse_spec
 from .fsio import PathEscapeError, safe_name
 from .graphs import find_cycle
 from .problems import Problem
@@ -263,7 +263,7 @@ def _canonicalizer(where: str, entry: Mapping[str, Any], parse: bool = True) -> 
         return
     try:
         if parse:
-            CanonicalizerSpec.from_json(entry["spec"])
+            parse_spec(entry["spec"])
         elif not isinstance(entry["spec"], Mapping):
             raise SpecError("a canonicalizer spec must be an object")
     except SpecError as exc:

@@ -200,11 +200,14 @@ def check(text: str, path: Path) -> ProjectToml:
 
 def _problems(data: Mapping[str, Any], lines: Mapping[str, int]) -> list[ConfigProblem]:
     from .cadence import parse_cadence
-    from .schemas import locate
+    from .schema_fast import certainly_valid
 
     by_key: dict[tuple[str | int, ...], list[str]] = {}
-    for finding in locate(data, SCHEMA):
-        by_key.setdefault(finding.location, []).append(finding.message)
+    if not certainly_valid(data, SCHEMA):  # jsonschema only for a doubtful file
+        from .schemas import locate
+
+        for finding in locate(data, SCHEMA):
+            by_key.setdefault(finding.location, []).append(finding.message)
     cadences = data.get("cadence")
     if isinstance(cadences, Mapping):
         for node, text in cadences.items():

@@ -199,37 +199,40 @@ def load_snapshot(root: Path, manifest_digest: str | None, paths: Iterable[str])
         digest = digests.get(path)
         if digest is None:
             continue
-        working = _working_digest(root / path)
+        working, as_compiled = _working(root / path)
+        if working == digest:  # the file is as compiled: its blob holds these very bytes
+            texts[path] = as_compiled
+            continue
         blob = _blob(dist, digest)
         data = _read(blob)
         if data is None or digest_of_bytes(data) != digest:
-            if working != digest:
-                raise ProvenanceError(
-                    f"{path}: the source as compiled is gone ({blob} is missing or does not "
-                    f"match {digest}) and the file changed since the build; run `prosec "
-                    "build` and `prosec activate`"
-                )
-            data = (root / path).read_bytes()
-            text = normalized(data)
-            data = text.encode("utf-8") if text is not None else data
-        elif working != digest:
-            edited.append(path)
-            now = "is gone" if working is None else f"is now {working}"
-            warnings.append(
-                f"prosec: {root / path} changed after it was compiled ({digest}; it {now}): "
-                "this run uses the source as compiled; run `prosec build` and `prosec "
-                "activate` to run the edit"
+            raise ProvenanceError(
+                f"{path}: the source as compiled is gone ({blob} is missing or does not "
+                f"match {digest}) and the file changed since the build; run `prosec "
+                "build` and `prosec activate`"
             )
+        edited.append(path)
+        now = "is gone" if working is None else f"is now {working}"
+        warnings.append(
+            f"prosec: {root / path} changed after it was compiled ({digest}; it {now}): "
+            "this run uses the source as compiled; run `prosec build` and `prosec "
+            "activate` to run the edit"
+        )
         texts[path] = data
     return Snapshot(texts=texts, edited=tuple(edited), warnings=tuple(warnings))
 
 
-def _working_digest(path: Path) -> str | None:
+def _working(path: Path) -> tuple[str | None, bytes]:
+    """The working file's digest (None when unreadable) and its bytes as the compiler
+    reads them (the text normalized, else the bytes themselves), from one read."""
     data = _read(path)
     if data is None:
-        return None
+        return None, b""
     text = normalized(data)
-    return digest_of_text(text) if text is not None else digest_of_bytes(data)
+    if text is None:
+        return digest_of_bytes(data), data
+    encoded = text.encode("utf-8")
+    return digest_of_bytes(encoded), encoded
 
 
 def _read(path: Path) -> bytes | None:

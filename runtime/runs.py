@@ -26,6 +26,7 @@ from typing import Any
 
 from .canonical import PathError, canonical_json, content_address, decode_frame
 from .fsio import (
+    Confiner,
     PathEscapeError,
     append_line,
     atomic_write_bytes,
@@ -396,10 +397,11 @@ def _put_sources(
 ) -> None:
     """Put each source (as compiled, else as the project holds it) under `top/folder`."""
     base = top / folder if folder else top
+    in_project, in_run = Confiner(root, "source path"), Confiner(base, "source path")
     for source in sources:
         try:
-            src = confined(root, source, "source path")
-            dest = confined(base, source, "source path")
+            src = in_project(source)
+            dest = in_run(source)
         except PathEscapeError:
             continue
         if compiled is not None and source in compiled:

@@ -22,6 +22,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
@@ -79,6 +81,14 @@ def _too_deep(text: str, limit: int) -> bool:
 def loads(data: bytes | str, *, source: str = "JSON", max_depth: int = MAX_DEPTH) -> Any:
     """Parse one JSON document strictly; JSONInputError naming `source` when refused
     (messages start with `source: `, or with nothing when `source` is "")."""
+    fast = _orjson_loads(data, max_depth)
+    if fast is not _UNDECIDED:
+        return fast
+    return _exact(data, source, max_depth)
+
+
+def _exact(data: bytes | str, source: str, max_depth: int) -> Any:
+    """The stdlib parser with hooks: every refusal found and worded."""
     prefix = f"{source}: " if source else ""
     if isinstance(data, bytes | bytearray):
         try:
@@ -102,6 +112,65 @@ def loads(data: bytes | str, *, source: str = "JSON", max_depth: int = MAX_DEPTH
         raise JSONInputError(f"{prefix}{exc}") from None
     except RecursionError:  # pragma: no cover - _too_deep refuses such input first
         raise JSONInputError(f"{prefix}nested too deeply") from None
+
+
+_UNDECIDED = object()
+# a run of 19 digits anywhere: perhaps an integer beyond 64 bits, which orjson would
+# read as a float (such input takes the exact path, which keeps its digits). Found by
+# mapping every digit to `0` and everything else to a space (translate and a substring
+# search run at memory speed; a regex class scans ten times slower)
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _long_integer(raw: bytes | bytearray) -> bool:
+    """Whether a run of 19 or more digits could be an integer token: one that starts the
+    data or follows `:`, `,`, `[`, `-` or whitespace (runs inside hex digests, or after
+    a decimal point or an exponent sign, cannot: orjson reads those exactly)."""
+    digits = raw.translate(_DIGITS_ONLY)
+    at = digits.find(_LONG_RUN)
+    while at >= 0:
+        start = at
+        while start > 0 and digits[start - 1] == 0x30:
+            start -= 1
+        if start == 0 or raw[start - 1] in _NUMBER_STARTS:
+            return True
+        end = digits.find(b" ", at)
+        if end < 0:
+            return False
+        at = digits.find(_LONG_RUN, end)
+    return False
+
+
+_NUMBER_STARTS = frozenset(b":,[- \t\n\r")
+
+
+def _orjson_loads(data: bytes | bytearray | str, max_depth: int) -> Any:
+    """orjson's reading of `data` when it is certainly the one `loads` makes, else
+    `_UNDECIDED` (the exact path then reads it, and words any refusal).
+
+    orjson refuses what the exact path refuses (invalid UTF-8 and lone surrogates, NaN,
+    Infinity, numbers overflowing a double) and builds the same values, except that it
+    reads integers beyond 64 bits as floats: input with a long run of digits is left
+    to the exact path. Depth is proven from the bytes when few brackets exist, else
+    from orjson's indented output, where a value nested in k containers is a line
+    indented by 2k spaces (strings hold no raw newline)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if _long_integer(raw):
+        return _UNDECIDED
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _UNDECIDED
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return value
+    try:
+        indented = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # nested too deeply for orjson to write
+        return _UNDECIDED
+    if b"\n" + b" " * (2 * max_depth) in indented:
+        return _UNDECIDED  # perhaps deeper than allowed: the exact check decides
+    return value
 
 
 def read_limited(path: Path, max_bytes: int, *, what: str | None = None) -> bytes:

@@ -8,9 +8,12 @@ import functools
 from ..config import Config
 from ..diagnostics import Diagnostic
 from ..ir import ATOMIC_FACET, Contract, Edge, Facet, Need, Project, Resolution, Span, Topology
+from ..lowered import CanonicalizerSpec
 from ..passes import canonicalize
 from ..pipeline import WIRING, Unit, run_pipeline, select
 from .workspace import Analysis
+
+Lowered = tuple[CanonicalizerSpec, list[Diagnostic]]
 
 
 def wire(project: Project, config: Config) -> tuple[Project, Topology | None, list[Diagnostic]]:
@@ -24,18 +27,33 @@ class Wiring:
     `### Maintains` is lowered again only when the contract changed.
 
     `canonicalize.run` takes a memoized lowering, so a keystroke lowers one contract
-    instead of fifty. IR nodes are values, so the memo is keyed by the contract itself:
-    an unchanged contract hits whether the parse cache handed back the same object or
-    the file was parsed again. The least recently used lowerings beyond `size` are dropped.
-    """
+    instead of fifty. IR nodes are values, so the memo is keyed by the contract itself,
+    looked up by identity first (an unchanged file's parse hands back the same objects,
+    and hashing a contract walks all of it), then by value (the file was parsed again).
+    The least recently used lowerings beyond `size` are dropped.
+
+    Forme is not traced here (`forme.incremental`): at fifty files, building the traced
+    index costs what the re-resolved needs save."""
 
     def __init__(self, size: int = 2048) -> None:
         self._lower = functools.lru_cache(maxsize=size)(canonicalize.lower)
+        self._size = size
+        self._same: dict[int, tuple[Contract, Lowered]] = {}
+
+    def _lowered(self, contract: Contract) -> Lowered:
+        hit = self._same.get(id(contract))
+        if hit is not None and hit[0] is contract:
+            return hit[1]
+        found = self._lower(contract)
+        if len(self._same) >= self._size:
+            self._same.clear()
+        self._same[id(contract)] = (contract, found)
+        return found
 
     def __call__(
         self, project: Project, config: Config
     ) -> tuple[Project, Topology | None, list[Diagnostic]]:
-        unit = Unit(project=project, config=config, lowering=self._lower)
+        unit = Unit(project=project, config=config, lowering=self._lowered)
         unit = run_pipeline(unit, passes=select(*WIRING))
         return unit.project, unit.topology, list(unit.diagnostics)
 

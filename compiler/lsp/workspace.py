@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import diagnostics as diag
 from ..config import CONFIG_NAME, ROOT_MARKERS, Config, ConfigError
@@ -14,8 +15,12 @@ from ..discover import SUFFIX
 from ..ir import NODE_KINDS, Contract, Project, SourceFile, Span, Topology
 from ..lint import apply_policy, check_project, parse_texts
 from ..pipeline import source_root
+from ..rules import RuleMemo
 from .disk import Disk, Stamp, relative
 from .positions import UTF16, LineIndex
+
+if TYPE_CHECKING:
+    from ..parse.chunks import Reparser
 
 # the build's wiring as the workspace calls it: project + config → the expanded project
 # (pattern instances become nodes), Forme's topology, and their findings
@@ -97,6 +102,9 @@ class Workspace:
         self._configs: dict[Path, tuple[Stamp | None, Config, ConfigError | None]] = {}
         self._analyses: dict[Path, tuple[object, Analysis]] = {}
         self._resolved: dict[Path, Path] = {}
+        self._displays: dict[tuple[Path, Path], str] = {}
+        self._reparse: Reparser | None = None  # reuses the `##` chunks an edit left alone
+        self._rules: dict[Path, RuleMemo] = {}  # per project: unchanged files' findings
 
     # -- buffers -----------------------------------------------------------------------------
 
@@ -135,6 +143,7 @@ class Workspace:
         whose analysis may differ now."""
         changed = [p.resolve() for p in paths]
         self._resolved.clear()  # a file or a symlink may have moved
+        self._displays.clear()
         if any(p.name in ROOT_MARKERS for p in changed):
             # a project boundary moved: every grouping may differ
             self._roots.clear()
@@ -188,7 +197,7 @@ class Workspace:
         if listing is None:
             listing = self._listings[root] = self.disk.list_sources(root)
         members = set(listing) | set(self.open_paths(root))
-        return sorted(members, key=lambda p: relative(p, root))
+        return sorted(members, key=lambda p: self._display(p, root))
 
     def _text(self, path: Path, display: str) -> tuple[str | None, Diagnostic | None] | None:
         """The buffer, else the file's text (re-read when its stamp moved); None when the
@@ -207,7 +216,7 @@ class Workspace:
         return text, problem
 
     def _parse(self, path: Path, root: Path) -> _Parsed | None:
-        display = relative(path, root)
+        display = self._display(path, root)
         read = self._text(path, display)
         if read is None:
             return None
@@ -225,7 +234,11 @@ class Workspace:
         elif len(text) > self.live_limit:
             parsed = _Parsed(path, display, text, None, [_too_large(display, len(text), self)])
         else:
-            project, found = parse_texts([(display, text)])
+            if self._reparse is None:
+                from ..parse.chunks import Reparser
+
+                self._reparse = Reparser()
+            project, found = parse_texts([(display, text)], self._reparse)
             source = project.files[0] if project.files else None
             parsed = _Parsed(path, display, text, source, found)
         self._parsed[path] = parsed
@@ -248,11 +261,18 @@ class Workspace:
             project,
             root,
             locate=lambda display: paths.get(display, root / display),
-            display=lambda path: relative(self._real(path), root),
+            display=lambda path: self._display(self._real(path), root),
             read=read,
             real=self._real,
         )
         return loaded, imported
+
+    def _display(self, path: Path, root: Path) -> str:
+        """`relative(path, root)`, remembered (asked for every file at each keystroke)."""
+        found = self._displays.get((path, root))
+        if found is None:
+            found = self._displays[(path, root)] = relative(path, root)
+        return found
 
     def _real(self, path: Path) -> Path:
         """`path.resolve()`, remembered until a disk event (`refresh`): the dependency
@@ -297,7 +317,9 @@ class Workspace:
         found += loaded.diagnostics  # unresolved references, and the dependencies' errors
         if config_error is not None:
             found += config_diagnostics(config_error)
-        found += check_project(project)
+        memo = self._rules.setdefault(root, RuleMemo())
+        found += check_project(project, memo=memo)
+        memo.retain([f.path for f in files])
         sources = source_root(root, config)
         built = frozenset(p.display for p in parsed if p.path.is_relative_to(sources)) | {
             p.display for p in imported

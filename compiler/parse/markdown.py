@@ -15,6 +15,7 @@ from ..frozen import freeze
 from ..ir import (
     Clause,
     ClauseKind,
+    Contract,
     Fence,
     Item,
     PatternInstance,
@@ -89,19 +90,30 @@ class _Parser:
             frontmatter, fm_spans = self._load_frontmatter(block.content, block.first_line)
             # blank the frontmatter lines so token line maps stay file-relative
             body_text = "\n" * block.end_line + "\n".join(self.lines[block.end_line :])
-        tokens = _markdown().parse(body_text)
-        contracts = self._walk(tokens)
         return SourceFile(
             path=self.path,
             text=self.text,
-            contracts=tuple(
-                freeze_contract(self.at, c, i, frontmatter, fm_spans)
-                for i, c in enumerate(contracts)
+            contracts=self._contracts(
+                body_text, frontmatter, fm_spans, block.end_line if block is not None else 0
             ),
             has_frontmatter=block is not None,
             frontmatter_error=self.frontmatter_error,
             frontmatter_span=fm_span,
             fences=tuple(self.all_fences),
+        )
+
+    def _contracts(
+        self,
+        body_text: str,
+        frontmatter: dict[str, Any],
+        fm_spans: dict[str, Span],
+        fm_end: int,
+    ) -> tuple[Contract, ...]:
+        """The file's contracts from its body (its first `fm_end` lines, the frontmatter,
+        blanked); `chunks.Reparser` overrides this to reuse unchanged `##` chunks."""
+        contracts = self._walk(_markdown().parse(body_text))
+        return tuple(
+            freeze_contract(self.at, c, i, frontmatter, fm_spans) for i, c in enumerate(contracts)
         )
 
     def _load_frontmatter(

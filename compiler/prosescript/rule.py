@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from .scope import PROSE_INFOS, contract_scope
 
 if TYPE_CHECKING:  # the rule chain imports this package: no import back at run time
     from ..rules.context import RuleContext
+    from .ir import Script
 
 
 def prose_fences(contract: Contract) -> list[Fence]:
@@ -29,19 +31,29 @@ def prose_fences(contract: Contract) -> list[Fence]:
     return sorted(fences, key=lambda f: f.span.line)
 
 
+@functools.lru_cache(maxsize=512)
+def _parsed(fence: Fence, path: str) -> tuple[Script | None, tuple[Diagnostic, ...]]:
+    """`parse_script` and the structure checks (a function of the script alone),
+    remembered: a fence is a value (its text and where it sits), so a file parsed again
+    (the language server, at each keystroke) parses only the fences that changed or moved."""
+    from .checks import check_structure
+    from .parse import parse_script
+
+    script, syntax = parse_script(fence, path)
+    if script is None:
+        return None, tuple(syntax)
+    return script, (*syntax, *check_structure(script))
+
+
 def check(contract: Contract, context: RuleContext) -> Iterator[Diagnostic]:
     fences = prose_fences(contract)
     if not fences:
         return  # lark is imported only when there is ProseScript to read
-    from .checks import check_structure
     from .names import check_names
-    from .parse import parse_script
 
     scope = contract_scope(contract, context)
     for fence in fences:
-        script, syntax = parse_script(fence, context.source.path)
-        yield from syntax
-        if script is None:
-            continue
-        yield from check_structure(script)
-        yield from check_names(script, scope)
+        script, found = _parsed(fence, context.source.path)
+        yield from found
+        if script is not None:
+            yield from check_names(script, scope)

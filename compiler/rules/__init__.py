@@ -13,7 +13,7 @@ from ..ir import Contract, Project, SourceFile
 from . import declarations, identity, sections
 from .context import RuleContext
 
-__all__ = ["CheckMemo", "RuleContext", "file_key", "run"]
+__all__ = ["CheckMemo", "RuleContext", "RuleMemo", "file_key", "run"]
 
 ContractRule = Callable[[Contract, RuleContext], Iterable[Diagnostic]]
 ProjectRule = Callable[[Project], Iterable[Diagnostic]]
@@ -35,6 +35,26 @@ class CheckMemo(Protocol):
     def get(self, path: str, key: str) -> tuple[Diagnostic, ...] | None: ...
 
     def put(self, path: str, key: str, found: tuple[Diagnostic, ...]) -> None: ...
+
+
+class RuleMemo:
+    """A `CheckMemo` in memory (the language server): each file's findings under the key
+    they were found with, for as long as the file is part of the project."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[str, tuple[Diagnostic, ...]]] = {}
+
+    def get(self, path: str, key: str) -> tuple[Diagnostic, ...] | None:
+        kept = self._kept.get(path)
+        return kept[1] if kept is not None and kept[0] == key else None
+
+    def put(self, path: str, key: str, found: tuple[Diagnostic, ...]) -> None:
+        self._kept[path] = (key, found)
+
+    def retain(self, paths: Collection[str]) -> None:
+        """Drop what is kept for files no longer in the project."""
+        for path in self._kept.keys() - set(paths):
+            del self._kept[path]
 
 
 def run(

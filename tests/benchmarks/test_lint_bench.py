@@ -103,6 +103,19 @@ print("heavy:", *(m for m in ("networkx", "jsonschema", "lark") if m in sys.modu
 """
 
 
+_CONFIG = """[lint]
+strict = false
+ignore = ["id_missing"]
+
+[run]
+jobs = 2
+
+[render.default]
+kind = "command"
+command = "python3 renders/desk.py"
+"""
+
+
 def test_process_start_up_with_wiring(compiled: None, tmp_path: Path) -> None:
     """`prosec lint FILE` wires the file against the rest of its project: a 5 KB file
     without ProseScript, in a 50-file project, whole process, under 300 ms.
@@ -114,9 +127,8 @@ def test_process_start_up_with_wiring(compiled: None, tmp_path: Path) -> None:
     import subprocess
 
     path = wired_project(tmp_path / "wired")
-    # no prose.toml: checking one loads jsonschema, a cost of any command in a configured
-    # project, measured with the config, not here
-    (tmp_path / "wired" / "prose.toml").unlink()
+    # a configured project: its prose.toml is checked without jsonschema (schema_fast)
+    (tmp_path / "wired" / "prose.toml").write_text(_CONFIG, encoding="utf-8")
     env = {"PROSEC_CACHE_DIR": str(tmp_path / "cache")}
     cold = process_times([prosec_bin(), "lint", "--no-cache", str(path)], 20)
     edits = iter(range(1000))
@@ -155,7 +167,7 @@ def test_process_start_up_with_wiring_and_prose(compiled: None, tmp_path: Path) 
     import subprocess
 
     path = wired_project(tmp_path / "wired", prose=True)
-    (tmp_path / "wired" / "prose.toml").unlink()  # as above: jsonschema is measured apart
+    (tmp_path / "wired" / "prose.toml").write_text(_CONFIG, encoding="utf-8")
     python = process_times([sys.executable, "-c", "pass"], 20)
     lint = process_times([prosec_bin(), "lint", "--no-cache", str(path)], 20)
     report(

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from prosec.runtime.fsio import (
+    Confiner,
     PathEscapeError,
     append_line,
     atomic_write_bytes,
@@ -49,6 +50,37 @@ def test_confined_refuses_escapes(tmp_path: Path) -> None:
     (base / "link").symlink_to(tmp_path)
     with pytest.raises(PathEscapeError, match="symlink"):
         confined(base, "link/outside")
+
+
+def test_confiner_decides_as_confined_does(tmp_path: Path) -> None:
+    """Every relative path, through symlinked files and folders (inside, outside, dangling,
+    a loop): Confiner accepts or refuses it exactly as `confined` does."""
+    base = tmp_path / "base"
+    (base / "d/e").mkdir(parents=True)
+    (base / "f").write_text("x")
+    (base / "in-link").symlink_to(base / "d")
+    (base / "out-link").symlink_to(tmp_path)
+    (base / "d/file-out").symlink_to(tmp_path / "elsewhere")
+    (base / "d/file-in").symlink_to(base / "f")
+    (base / "d/dangling").symlink_to(base / "nowhere")
+    (base / "d/e/up").symlink_to("../..")
+    (base / "d/e/out").symlink_to("../../..")
+    paths = [
+        "f", "d/e/x", "in-link/e", "in-link/file-out", "out-link/x", "d/file-out", "d/file-in",
+        "d/dangling", "d/e/up/f", "d/e/out/x", "d/e/out", "new/deep/file", "../x", "/etc", "",
+        "a/./b", "in-link/e/up/in-link/file-in",
+    ]  # fmt: skip
+    confine = Confiner(base, "source path")
+    for relative in paths * 2:  # the second round from its folder cache
+        try:
+            expected: object = confined(base, relative, "source path")
+        except PathEscapeError as exc:
+            expected = str(exc)
+        try:
+            found: object = confine(relative)
+        except PathEscapeError as exc:
+            found = str(exc)
+        assert found == expected, relative
 
 
 def test_replace_dir_and_read_tree(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import re
@@ -91,6 +92,12 @@ STOPWORDS = frozenset(
 )
 
 
+# the text functions below are pure and asked the same questions again and again (every
+# node's names and facets at each wiring; the language server wires at each keystroke)
+_MEMO = functools.lru_cache(maxsize=1 << 16)
+
+
+@_MEMO
 def key(text: str) -> str:
     """Compare names after normalizing case, CamelCase, `-`/`_`/spaces and a plural `s`."""
     value = html.unescape(text).strip().strip("`*").lstrip("#").strip()
@@ -111,6 +118,7 @@ def is_family_pattern(name: str) -> bool:
     return bool(re.fullmatch(r"[^:]+:<[^>]*>", name.strip()))
 
 
+@_MEMO
 def words(text: str) -> tuple[str, ...]:
     return tuple(w.lower() for w in _WORD.findall(html.unescape(text)))
 
@@ -178,6 +186,7 @@ class NeedText:
                     yield part.strip()
 
 
+@_MEMO
 def analyze(text: str, name: str | None) -> NeedText:
     text = html.unescape(text)
     body_start = _leading_name_end(text, name)
