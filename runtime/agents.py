@@ -138,6 +138,10 @@ def open_memory(
         return None
     scope, directory = found
     memory = directory / MEMORY_FILE
+    if scope == "path" and not ephemeral and not _inside(directory, root):
+        raise MemoryUnavailable(
+            f"the memory folder {directory} (persist: {scope}) is outside the project {root}"
+        )
     try:
         directory.mkdir(parents=True, exist_ok=True)
         if not memory.exists() and not memory.is_symlink():
@@ -175,6 +179,13 @@ def rotate(memory: AgentMemory, *, run_id: str, node: str, outcome: str) -> Agen
     number = memory.number + 1
     segment = memory.directory / segment_name(memory.name, number)
     return replace(memory, segment=segment, number=number)
+
+
+def _inside(directory: Path, root: Path) -> bool:
+    try:
+        return directory.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
 
 
 def _last_segment(directory: Path, name: str) -> int:

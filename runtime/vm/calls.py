@@ -29,11 +29,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..agents import AgentMemory, open_memory, rotate, segment_name
+from ..agents import AgentMemory, MemoryUnavailable, open_memory, rotate, segment_name
 from ..canonical import canonical_json
 from ..fsio import atomic_write_bytes, read_tree
 from ..renders import Binding, BindingError, Renderer, RenderRequest, make_renderer, resolve_binding
 from ..userjson import JSONInputError, loads
+from .memory import memory_runtime
 
 __all__ = ["Ask", "Invoker", "StepFailed"]
 
@@ -62,7 +63,7 @@ class Ask:
     options: tuple[str, ...] = ()
     returns: tuple[str, ...] = ()
     contract: str | None = None  # the source snapshot, relative to the run's sources/
-    persist: str | None = None  # a session's agent `persist:` (true | project | user)
+    persist: str | None = None  # a session's agent `persist:` (true | project | user | a folder)
     model: str | None = None  # a session's agent `model:`
 
 
@@ -134,13 +135,16 @@ class Invoker:
         contract = self.run_dir / "sources" / ask.contract if ask.contract else None
         memory = None
         if ask.persist is not None:
-            memory = open_memory(
-                {"persist": ask.persist},
-                ask.target,
-                root=self.root,
-                run_dir=self.memory_root or self.run_dir,
-                ephemeral=self.ephemeral,
-            )
+            try:
+                memory = open_memory(
+                    memory_runtime(ask.persist),
+                    ask.target,
+                    root=self.root,
+                    run_dir=self.memory_root or self.run_dir,
+                    ephemeral=self.ephemeral,
+                )
+            except MemoryUnavailable as exc:
+                raise StepFailed("memory-unavailable", str(exc)) from None
             if memory is not None:
                 memory = claim_segment(self.memory_root or self.run_dir, ask.key, memory)
         request = RenderRequest(

@@ -36,6 +36,7 @@ from ..userjson import loads
 from .calls import Invoker, bind_for
 from .interp import Interpreter, Program, ProseError
 from .journal import JOURNAL, Journal
+from .memory import memory_problems
 from .narrate import Event, InContext, Recorder, VmLog
 from .nested import Unrecorded
 from .record import StepRecorder
@@ -98,6 +99,7 @@ def start_vm(
     differ from the project's files (a legacy program's Contract Markdown form, made in
     memory); `origin` names the legacy `.prose` program the run came from."""
     program = Program.from_json(raw["vm"])
+    _refuse_memory(program, settings.root)
     if replay is not None:
         Journal.open(replay / JOURNAL)  # verified before the run is created
     sources = [str(s["path"]) for s in raw.get("sources", [])]
@@ -139,7 +141,17 @@ def resume_vm(settings: VmSettings, run: RunDir) -> VmOutcome:
     info = run.info()
     given = {str(k): str(v) for k, v in dict(info.get("inputs", {})).items()}
     replay = settings.root / "runs" / str(info["replay"]) if info.get("replay") else None
-    return _execute(settings, Program.from_json(raw["vm"]), run, given, replay, fresh=False)
+    program = Program.from_json(raw["vm"])
+    _refuse_memory(program, settings.root)
+    return _execute(settings, program, run, given, replay, fresh=False)
+
+
+def _refuse_memory(program: Program, root: Path) -> None:
+    """An agent's custom memory folder that leaves the project stops the run before it
+    starts (or resumes), naming the program file and line."""
+    problems = memory_problems(program, root)
+    if problems:
+        raise VmError("; ".join(problems))
 
 
 def _execute(

@@ -22,6 +22,7 @@ from ..protocol import BindingKind
 from . import flow, nested, places
 from .calls import Ask, StepFailed
 from .journal import Journal
+from .memory import persist_of
 from .narrate import Event, args_text
 from .program import (
     BreakSignal,
@@ -455,7 +456,7 @@ class Interpreter:
             args=context,
             prompt=prompt,
             contract=frame.function.path or None,
-            persist=None if persist in (None, False) else str(persist).lower(),
+            persist=persist_of(persist),
             model=str(model) if model is not None else None,
         )
         return self.step(frame, key, ask)

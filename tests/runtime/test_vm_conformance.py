@@ -286,12 +286,18 @@ def check(program: str, rows: dict[str, Any]) -> None:
         assert any(name.startswith("anon_") for name, *_ in bindings)
     if program == "vm-agents":
         scopes = {(name, scope) for name, scope, _ in rows["agents"]}
-        assert scopes == {("archivist", "project"), ("almanac", "user"), ("steward", "execution")}
+        assert scopes == {
+            ("archivist", "project"),
+            ("almanac", "user"),
+            ("steward", "execution"),
+            ("ledger", "custom"),  # persist: "society/ledger", a folder of the project
+        }
         numbers = [(s[0], s[2]) for s in rows["segments"]]
         assert numbers == [
             ("almanac", 1),
             ("archivist", 1),
             ("archivist", 2),
+            ("ledger", 1),
             ("steward", 1),
             ("steward", 2),
         ]
@@ -387,3 +393,71 @@ def test_inspect_shows_a_vm_runs_rows_from_its_store(
     assert "binding parcel (input, root): books" in steps
     data = json.loads(store.project.prosec("inspect", "latest", "--json", env=store.env).stdout)
     assert data["vm"] == store.rows(outcome)
+
+
+@pytest.mark.parametrize("store_for", BACKENDS, indirect=True)
+def test_a_custom_memory_folder_is_the_agents_memory_on_every_backend(
+    store_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`persist: "society/ledger"`: the agent's memory.md and segments live in that folder
+    of the project (in-context: the run's temporary folder), each run a new segment, and
+    the `agents` / `agent_segments` rows say scope 'custom' with the folder's memory."""
+    entry, table, args = CASES["vm-agents"]
+    store: Store = store_for("vm-agents", entry, table)
+    for run in (1, 2):
+        outcome = store.run(args, monkeypatch)
+        assert outcome["ok"], outcome
+        if store.kind == "in-context":
+            folder = Path(outcome["path"]) / "agents" / "ledger"
+        else:
+            folder = store.project.root / "society" / "ledger"
+        number = 1 if store.kind == "in-context" else run
+        memory = (folder / "memory.md").read_text()
+        assert memory.startswith("# Agent Memory: ledger")
+        segment = (folder / f"ledger-{number:03d}.md").read_text()
+        assert f"run: {outcome['run_id']}" in segment
+        assert not (folder / f"ledger-{number + 1:03d}.md").exists()
+        rows = store.rows(outcome)
+        [agent] = [a for a in rows["agents"] if a["name"] == "ledger"]
+        assert (agent["scope"], agent["memory"]) == ("custom", memory)
+        [mine] = [s for s in rows["segments"] if s["agent_name"] == "ledger"]
+        assert (mine["scope"], mine["segment_number"], mine["summary"]) == (
+            "custom",
+            number,
+            segment,
+        )
+        assert mine["prompt"] == "Enter Ada's swap in the book"
+        if store.kind == "in-context":
+            break
+    assert not (store.project.root / "state" / "agents" / "ledger").exists()
+
+
+@pytest.mark.parametrize(
+    ("persist", "problem"),
+    [
+        ("../harbour/logs", "must not leave the project"),
+        ("/tmp/harbour", "must be a folder inside the project"),
+        ("society/ledger", "leaves the project through a symlink"),
+    ],
+)
+def test_a_custom_memory_folder_outside_the_project_is_refused(
+    tmp_path: Path, persist: str, problem: str
+) -> None:
+    """Before the run starts: exit 2, the program file and line named, nothing written
+    outside the project and no run created."""
+    project = VmProject.create(tmp_path, "vm-agents", "seed-swap", {})
+    source = project.root / project.entry
+    source.write_text(source.read_text().replace('"society/ledger"', json.dumps(persist)))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if persist == "society/ledger":  # a link out of the project in the folder's place
+        (project.root / "society").mkdir()
+        (project.root / "society" / "ledger").symlink_to(outside)
+    result = project.prosec("run", project.entry, "--member", "Ada", "--packets", '["x"]')
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"src/seed-swap.prose.md:39: agent ledger: `persist: {persist!r}` {problem}" in (
+        result.stderr
+    )
+    assert list(outside.iterdir()) == []
+    assert not (project.root / "runs").exists() or not any((project.root / "runs").iterdir())

@@ -144,11 +144,14 @@ def check_queries(written: Written, queries: dict[str, str]) -> None:
     swap = written.runs["seed-swap"]
     assert found("run_agent", agent="steward", run=swap) == [("# Agent Memory: steward\n",)]
     assert found("project_agent", agent="archivist") == [("# Agent Memory: archivist\n",)]
+    # a custom folder's agent (`persist: "society/ledger"`): run_id NULL, as a project one
+    assert found("project_agent", agent="ledger") == [("# Agent Memory: ledger\n",)]
     agents = {(name, scope) for name, scope, _ in found("agents", run=swap)}
     assert agents == {
         ("steward", "execution"),
         ("archivist", "project"),
         ("__user__almanac", "user"),
+        ("ledger", "custom"),
     }
 
 
