@@ -224,3 +224,38 @@ def test_an_unusable_memory_folder_fails_the_render_not_prosec(
     assert receipt["semantic_diff"]["error"] == "memory-unavailable"
     assert str(folder) in receipt["semantic_diff"]["reason"]
     assert not (project.root / "agent.log").exists()  # the agent never ran
+
+
+def test_a_path_folder_linked_out_of_the_project_is_unavailable(tmp_path: Path) -> None:
+    """agents.open_memory (every render's, and a VM session's) refuses a path folder that
+    resolves outside the project, writing nothing there."""
+    from prosec.runtime.agents import MemoryUnavailable, open_memory
+
+    root, outside = tmp_path / "project", tmp_path / "outside"
+    (root / "harbour").mkdir(parents=True)
+    outside.mkdir()
+    (root / "harbour" / "logs").symlink_to(outside)
+    with pytest.raises(MemoryUnavailable, match="outside the project"):
+        open_memory(
+            {"persist": "path", "path": "harbour/logs"}, "pilot", root=root, run_dir=tmp_path
+        )
+    assert list(outside.iterdir()) == []
+    inside = open_memory(
+        {"persist": "path", "path": "harbour/books"}, "pilot", root=root, run_dir=tmp_path
+    )
+    assert inside is not None and inside.directory == root / "harbour" / "books"
+    assert inside.memory.read_text() == "# Agent Memory: pilot\n"
+
+
+def test_the_vm_keeps_a_persist_folder_as_written() -> None:
+    from prosec.runtime.vm.memory import memory_runtime, persist_of
+
+    assert [persist_of(v) for v in (True, False, None, "Project", "no")] == [
+        "true",
+        None,
+        None,
+        "project",
+        None,
+    ]
+    assert persist_of("Harbour/Logs") == "Harbour/Logs"
+    assert memory_runtime("./Harbour//Logs/") == {"persist": "path", "path": "Harbour/Logs"}

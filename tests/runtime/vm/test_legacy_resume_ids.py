@@ -313,3 +313,27 @@ def test_a_state_md_naming_many_ids_is_bounded_work() -> None:
     assert probe.records is ids.records and probe.given == {}
     found = probe.assign("main/0#b", "b", depth=1, parent=None, finished=None, args={})
     assert found == 1 and ids.given == {}
+
+
+def test_a_resumed_custom_scope_agent_keeps_its_memory_folder(tmp_path: Path) -> None:
+    """seed 000's custom scope on resume: the agent's memory is in its folder of the
+    project (`persist: "harbour/logs"`), which is where the VM keeps it too, so the
+    resumed session continues there (segment numbers past the legacy ones)."""
+    root = survey(tmp_path)
+    folder = root / ".prose/runs" / RUN
+    program = folder / "program.prose"
+    program.write_text(program.read_text().replace("persist: true", 'persist: "harbour/logs"'))
+    logs = root / "harbour" / "logs"
+    logs.parent.mkdir()
+    shutil.move(folder / "agents" / "inspector", logs)
+    kept = (logs / "memory.md").read_text()
+    result = prosec(root, "resume", RUN, "--json")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in logs.iterdir()) == [
+        "inspector-1000.md",
+        "inspector-1001.md",  # north's session, the one resumed
+        "inspector-999.md",
+        "memory.md",
+    ]
+    assert (logs / "memory.md").read_text() == kept
+    assert not (root / "runs" / RUN / "agents" / "inspector").exists()
