@@ -337,3 +337,14 @@ def test_a_resumed_custom_scope_agent_keeps_its_memory_folder(tmp_path: Path) ->
     ]
     assert (logs / "memory.md").read_text() == kept
     assert not (root / "runs" / RUN / "agents" / "inspector").exists()
+
+
+def test_a_resume_whose_custom_folder_leaves_the_project_is_refused(tmp_path: Path) -> None:
+    root = survey(tmp_path)
+    program = root / ".prose/runs" / RUN / "program.prose"
+    program.write_text(program.read_text().replace("persist: true", 'persist: "../elsewhere"'))
+    result = prosec(root, "resume", RUN)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "agent inspector: `persist: '../elsewhere'` must not leave the project" in result.stderr
+    assert not (tmp_path / "elsewhere").exists()
