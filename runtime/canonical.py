@@ -172,10 +172,11 @@ def _repair(data: bytes) -> bytes | None:
     None when a supplementary-plane character could reorder keys (UTF-16 order)."""
     if any(lead in data for lead in _SUPPLEMENTARY_LEADS):
         return None  # keys might sort differently by UTF-16 code units
-    if _POINT_ZERO.search(data) is None and _EXPONENT.search(data) is None:
-        return data
-    if _EXPONENT.search(data) is None and _NEGATIVE_ZERO.search(data) is None:
-        return _drop_point_zeros(data)
+    if _EXPONENT.search(data) is None:
+        if _POINT_ZERO.search(data) is None:
+            return data
+        if _NEGATIVE_ZERO.search(data) is None:
+            return _drop_point_zeros(data)
     return _fix_floats(data)
 
 
