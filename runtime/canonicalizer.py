@@ -321,13 +321,16 @@ def reduce(spec: CanonicalizerSpec, truth: Any) -> Any:
     return value
 
 
-_Step = tuple[str, tuple["_Node", ...], bool, list[Rule]]
+# a key a rule names: its next states, whether it is dropped, its rules, and the plan
+# of its next states (None when a wildcard is active there)
+_Step = tuple[str, tuple["_Node", ...], bool, list[Rule], "tuple[_Step, ...] | None"]
 
 
 @functools.lru_cache(maxsize=8192)
 def _literal_plan(states: tuple[_Node, ...]) -> tuple[_Step, ...] | None:
     """For states without wildcards: each key a rule names, its next states, whether it
-    is dropped, and its rules. None when a wildcard is active (every key must be seen)."""
+    is dropped, its rules and its own plan. None when a wildcard is active (every key
+    must be seen)."""
     keys: set[str] = set()
     for state in states:
         if state.star is not None or state.is_glob:
@@ -337,7 +340,8 @@ def _literal_plan(states: tuple[_Node, ...]) -> tuple[_Step, ...] | None:
     for key in sorted(keys):
         nxt = _step(states, key)
         rules = _matched(nxt)
-        plan.append((key, nxt, bool(rules) and _material(rules) is False, rules))
+        drop = bool(rules) and _material(rules) is False
+        plan.append((key, nxt, drop, rules, None if drop else _literal_plan(nxt)))
     return tuple(plan)
 
 
@@ -366,11 +370,20 @@ def _reduce(value: Any, states: tuple[_Node, ...]) -> Any:
 
 
 def _reduce_literal(value: dict[str, Any], plan: tuple[_Step, ...]) -> dict[str, Any]:
-    """Copy the object once, then touch only the keys a rule names."""
+    """Copy the object once, then touch only the keys a rule names (inlined `_apply`:
+    this runs once per object of a large truth)."""
     out = value.copy()
-    for key, nxt, drop, rules in plan:
-        if key in value:
-            _apply(out, key, value[key], nxt, drop, rules)
+    for key, nxt, drop, rules, sub in plan:
+        if key in out:
+            if drop:
+                del out[key]
+                continue
+            item = out[key]
+            if sub is not None and type(item) is dict:
+                reduced = _reduce_literal(item, sub)
+            else:
+                reduced = _reduce(item, nxt)
+            out[key] = _normalize(reduced, rules) if rules else reduced
     return out
 
 
@@ -445,7 +458,7 @@ def _project(value: Any, states: tuple[_Node, ...]) -> Any:
         out: dict[str, Any] = {}
         plan = _literal_plan(states)
         if plan is not None:  # visit only the keys a path names
-            for key, nxt, _drop, rules in plan:
+            for key, nxt, _drop, rules, _sub in plan:
                 if key in value:
                     _project_key(out, key, value[key], nxt, bool(rules))
         else:

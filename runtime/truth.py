@@ -18,6 +18,7 @@ validator) can walk.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,9 +54,23 @@ class Truth:
 
 
 def build_truth(files: Mapping[str, bytes]) -> Truth:
-    """Build the structured truth of an artifact given as normalized path → bytes."""
+    """Build the structured truth of an artifact given as normalized path → bytes.
+
+    The cyclic GC is paused meanwhile, and the fresh tree (a JSON tree holds no cycles)
+    is then handed straight to the oldest generation: otherwise the first young
+    collection after it would walk every container just built, only to promote it."""
     with no_gc():
-        return _build(files)
+        truth = _build(files)
+        _promote_young()
+    return truth
+
+
+def _promote_young() -> None:
+    # freeze + unfreeze moves every tracked object into the oldest generation without
+    # visiting any; skipped when someone else froze objects (unfreeze would free theirs)
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _build(files: Mapping[str, bytes]) -> Truth:

@@ -45,6 +45,24 @@ def test_float_like_strings_next_to_floats_are_left_alone(number: float, text: s
     assert canonical_json(value) == rfc8785.dumps(value)
 
 
+_integral = st.integers(-(10**15), 10**15).map(float).filter(lambda x: x != 0 or str(x) == "0.0")
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(_integral, min_size=1, max_size=4),
+    st.lists(st.text(alphabet='0123456789.,:[]{}"\\ x', max_size=12), max_size=4),
+)
+def test_point_zero_tokens_beside_quoted_lookalikes(numbers: list[float], texts: list[str]) -> None:
+    # no exponent and no -0.0: the fast `.0` path, where only string delimiters (after
+    # escapes) tell a `1.0,` inside a string from a float token
+    value = {text: [text, *numbers, {"k": text}] for text in texts} or {"n": numbers}
+    value["n"] = [*texts, *numbers]
+    data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    assert canonical._drop_point_zeros(data) == canonical._fix_floats(data)
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     st.integers(min_value=2**53, max_value=2**70)
