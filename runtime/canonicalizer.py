@@ -40,6 +40,10 @@ from typing import Any
 import orjson
 
 from .canonical import canonical_json, sha256_token, token
+from .pathtrie import Node as _Node
+from .pathtrie import Trie as _Trie
+from .pathtrie import matched as _matched
+from .pathtrie import step as _step
 
 __all__ = [
     "ATOMIC",
@@ -223,86 +227,6 @@ def _parse_facet(raw: Any) -> FacetSpec:
         facet=raw["facet"],
         paths=tuple(_parse_path(path, f"facet {raw['facet']!r}") for path in paths),
     )
-
-
-# ---------------------------------------------------------------------------------------
-# Path matching: a trie of path patterns walked as a small NFA (one state set per key).
-# ---------------------------------------------------------------------------------------
-
-
-class _Node:
-    __slots__ = ("children", "glob", "is_glob", "rules", "star")
-
-    def __init__(self, *, is_glob: bool = False) -> None:
-        self.children: dict[str, _Node] = {}
-        self.star: _Node | None = None
-        self.glob: _Node | None = None
-        self.is_glob = is_glob
-        self.rules: list[Rule] = []
-
-
-class _Trie:
-    __slots__ = ("root", "start")
-
-    def __init__(self, root: _Node) -> None:
-        self.root = root
-        self.start = _closure((root,))
-
-    @classmethod
-    def build(cls, rules: Iterable[Rule]) -> _Trie:
-        root = _Node()
-        for rule in rules:
-            node = root
-            for part in rule.path:
-                if part == "**":
-                    if node.glob is None:
-                        node.glob = _Node(is_glob=True)
-                    node = node.glob
-                elif part == "*":
-                    if node.star is None:
-                        node.star = _Node()
-                    node = node.star
-                else:
-                    node = node.children.setdefault(part, _Node())
-            node.rules.append(rule)
-        return cls(root)
-
-
-@functools.lru_cache(maxsize=8192)
-def _closure_cached(states: tuple[_Node, ...]) -> tuple[_Node, ...]:
-    return _closure(states)
-
-
-def _closure(states: Iterable[_Node]) -> tuple[_Node, ...]:
-    out: list[_Node] = []
-    stack = list(states)
-    while stack:
-        state = stack.pop()
-        if state in out:
-            continue
-        out.append(state)
-        if state.glob is not None:
-            stack.append(state.glob)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=65536)
-def _step(states: tuple[_Node, ...], key: str) -> tuple[_Node, ...]:
-    nxt: list[_Node] = []
-    for state in states:
-        child = state.children.get(key)
-        if child is not None:
-            nxt.append(child)
-        if state.star is not None:
-            nxt.append(state.star)
-        if state.is_glob:
-            nxt.append(state)
-    return _closure_cached(tuple(nxt)) if nxt else ()
-
-
-@functools.lru_cache(maxsize=8192)
-def _matched(states: tuple[_Node, ...]) -> list[Rule]:
-    return [rule for state in states for rule in state.rules]
 
 
 # ---------------------------------------------------------------------------------------
