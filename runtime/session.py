@@ -243,7 +243,7 @@ class Project:
             upstream=upstream,
             info=info,
             compiled=snapshot.texts if snapshot is not None else None,
-            lazy=False,  # a lazy snapshot moves where a full disk bites (test_disk_full)
+            lazy=False,  # test_e2e_provenance reads sources/ of a run that renders nothing
         )
         self.compiled[run.run_id] = snapshot.texts if snapshot is not None else None
         self.track_start(run)
