@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .fsio import PathEscapeError, atomic_write_bytes, read_tree, safe_name
+from .fsio import PathEscapeError, atomic_write_bytes, disk_full, read_tree, safe_name
 from .renders import Renderer, RenderOutcome, RenderRequest
 from .userjson import JSONInputError, read_limited
 
@@ -232,6 +232,8 @@ def _delegate(
     try:
         outcome = renderer.render(session)
     except Exception as exc:  # a render plug-in bug must not take the runner down
+        if disk_full(exc):  # but a full disk is no outcome of the render: exit 2, resume
+            raise
         return RenderOutcome(ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}")
     if outcome.ok and (workspace / "__error.md").is_file():
         head = (workspace / "__error.md").read_bytes()[:200].decode("utf-8", "replace")

@@ -16,6 +16,7 @@ from .canonical import token
 from .commit import evaluate, failed
 from .delegation import Delegates, render_delegating
 from .engine_types import EngineOptions, Event, Job, RunSummary, Wave
+from .fsio import disk_full
 from .groupcommit import Commit, commit_group
 from .inbox import queued_wakes, take_inbox
 from .intent import Intent
@@ -314,6 +315,8 @@ class Engine:
                 jobs=self.options.jobs,
             )
         except Exception as exc:  # a render plug-in bug must not take the runner down
+            if disk_full(exc):  # but a full disk is no outcome of the render: exit 2, resume
+                raise
             outcome = RenderOutcome(
                 ok=False, error="exception", detail=f"{type(exc).__name__}: {exc}"
             )

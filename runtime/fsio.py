@@ -22,6 +22,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "confined",
+    "disk_full",
     "fsync_dir",
     "is_leftover",
     "remove_leftovers",
@@ -34,6 +35,12 @@ __all__ = [
 
 class PathEscapeError(PathError):
     """A path that would leave its confining directory (via `..`, absolute, or symlink)."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether `exc` says the device (or the user's quota) has no space left: the
+    environment failed, not the code that was writing."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def fsync_dir(path: Path) -> None:

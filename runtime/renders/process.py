@@ -22,6 +22,7 @@ the top says when earlier output was dropped.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -105,6 +106,8 @@ def run_render_process(
                     _end_group(process, record)
         finally:
             process.stdout.close()
+        if log.full is not None:  # not judged: the run stops as on any full disk (exit 2)
+            raise log.full  # and a resume renders the node again
     return outcome or _ended(process.wait(), _log_name(request))
 
 
@@ -390,6 +393,9 @@ class _CappedLog:
         self.fd = fd
         self.size = os.fstat(fd).st_size
         self.dropped = 0
+        # the device filled up under the log: the render ran on a full disk, so its
+        # outcome says nothing about the render (its own writes likely failed too)
+        self.full: OSError | None = None
 
     @classmethod
     @contextlib.contextmanager
@@ -410,10 +416,18 @@ class _CappedLog:
             log.close()
 
     def write(self, data: bytes) -> None:
+        if self.full is not None:  # keep draining the pipe, so the render never blocks
+            return
         view = memoryview(data)
-        while view:
-            written = os.write(self.fd, view)
-            view = view[written:]
+        try:
+            while view:
+                written = os.write(self.fd, view)
+                view = view[written:]
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            self.full = exc
+            return
         self.size += len(data)
         if self.size > 2 * LOG_LIMIT:
             self._trim(b"")

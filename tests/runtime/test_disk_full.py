@@ -67,7 +67,8 @@ def torn_ledgers(root: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("slack", [0, 4096, 12288, 24576, 49152])
+# 40960-81920: the disk fills under a render (its log, its own writes): not judged, redone on resume
+@pytest.mark.parametrize("slack", [0, 4096, 12288, 24576, 40960, 45056, 49152, 77824, 81920])
 def test_a_full_disk_is_exit_2_and_recovers_once_space_is_freed(
     tmp_path: Path, disk: Path, slack: int
 ) -> None:
