@@ -20,7 +20,7 @@ from ..legacy import LIMIT
 from ..runs import RunDir
 from .journal import JOURNAL, Journal
 from .legacy_seed import Seed, legacy_inputs, seed_run
-from .program import Program
+from .program import Program, script_nodes
 
 __all__ = ["adopt_legacy", "legacy_seed", "unmigrated_memory"]
 
@@ -192,12 +192,7 @@ def unmigrated_memory(
 
 
 def _agents(node: Any) -> list[Mapping[str, Any]]:
-    if isinstance(node, Mapping):
-        found = [node] if node.get("t") == "AgentDef" else []
-        return found + [a for value in node.values() for a in _agents(value)]
-    if isinstance(node, list | tuple):
-        return [a for item in node for a in _agents(item)]
-    return []
+    return [found for found in script_nodes(node) if found.get("t") == "AgentDef"]
 
 
 def _persist(node: Mapping[str, Any]) -> str | None:

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .program import script_nodes
 
 __all__ = [
     "MISSING",
@@ -88,25 +90,15 @@ class TraceStatus:
         return None
 
 
-def _walk(node: Any) -> Iterator[Mapping[str, Any]]:
-    if isinstance(node, Mapping):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list | tuple):
-        for item in node:
-            yield from _walk(item)
-
-
 def block_names(scripts: Any) -> dict[str, tuple[tuple[str, ...], frozenset[str]]]:
     """Each block definition of `scripts` by name: (its parameters, every name its body
     binds, the parameters included)."""
     out: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
-    for node in _walk(scripts):
+    for node in script_nodes(scripts):
         if node.get("t") != "BlockDef":
             continue
         names = set(node.get("params") or [])
-        for inner in _walk(node.get("body") or []):
+        for inner in script_nodes(node.get("body") or []):
             if inner.get("t") == "Let":
                 names |= set(inner.get("names") or [])
             elif inner.get("t") == "Assign" and inner.get("target", {}).get("t") == "Ref":

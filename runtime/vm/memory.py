@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .program import Program
+from .program import Program, script_nodes
 
 __all__ = ["memory_problems", "memory_runtime", "path_problem", "persist_of"]
 
@@ -96,11 +96,4 @@ def _clean(path: str) -> str:
 
 
 def _agents(node: Any) -> Iterator[Mapping[str, Any]]:
-    if isinstance(node, Mapping):
-        if node.get("t") == "AgentDef":
-            yield node
-        for value in node.values():
-            yield from _agents(value)
-    elif isinstance(node, list | tuple):
-        for item in node:
-            yield from _agents(item)
+    return (found for found in script_nodes(node) if found.get("t") == "AgentDef")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -222,22 +222,25 @@ def anonymous_positions(functions: Mapping[str, Function]) -> dict[int, int]:
     iteration, a block or function invocation) has the same name there: the bindings
     key is (name, run, execution scope)."""
     numbers: dict[int, int] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, Mapping):
+    for function in functions.values():
+        for node in script_nodes(function.script):
             value = node.get("value")
             invocation = isinstance(value, Mapping) and value.get("t") == "Invocation"
             if node.get("t") == "ExprStmt" and invocation:
                 numbers[id(node)] = len(numbers) + 1
-            for item in node.values():
-                walk(item)
-        elif isinstance(node, list | tuple):
-            for item in node:
-                walk(item)
-
-    for function in functions.values():
-        walk(function.script)
     return numbers
 
 
-__all__ += ["anonymous_positions"]
+__all__ += ["anonymous_positions", "script_nodes"]
+
+
+def script_nodes(node: Any) -> Iterator[Mapping[str, Any]]:
+    """Every object of a lowered script (its JSON form), in pre-order: each node before
+    what it holds, in the order they are written."""
+    if isinstance(node, Mapping):
+        yield node
+        for value in node.values():
+            yield from script_nodes(value)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            yield from script_nodes(item)
