@@ -17,7 +17,7 @@ after-run-ledger, after-publish, after-log (the executor adds after-render).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .backends.base import Backend
@@ -26,13 +26,51 @@ from .canonicalizer import fingerprint
 from .fsio import PathEscapeError, read_tree
 from .intent import NodeIntent
 from .postconditions import check, read_attestation
-from .protocol import PendingRecord, Receipt, ReceiptStatus, SemanticDiff
-from .reconciler import NodeHead, moved_facets
+from .protocol import Cost, PendingRecord, Receipt, ReceiptStatus, SemanticDiff, WakeSource
+from .receipts import build_receipt
+from .reconciler import NodeHead, Wake, moved_facets
 from .renders import RenderOutcome
 from .runs import RunDir
 from .truth import build_truth
 
-__all__ = ["commit_and_sign", "evaluate", "failed"]
+__all__ = ["commit_and_sign", "evaluate", "failed", "render_cost", "skipped"]
+
+
+def skipped(
+    node: str,
+    head: NodeHead,
+    memo: tuple[str, tuple[str, ...]],
+    wake: Wake,
+    facets: Iterable[str],
+) -> Receipt:
+    """The receipt of a wake the reconciler answered without rendering: the head's
+    tokens again, under the decision's contract and input fingerprints (`memo`)."""
+    return build_receipt(
+        node=node,
+        prev=head.hash,
+        contract_fingerprint=memo[0],
+        wake_source=wake.source,
+        wake_refs=wake.refs,
+        input_fingerprints=memo[1],
+        fingerprints=head.fingerprints(facets),
+        status=ReceiptStatus.SKIPPED,
+    )
+
+
+def render_cost(outcome: RenderOutcome, provider: str, cause: WakeSource) -> Cost:
+    """The receipt's `cost`: what the render reported (model, provider, tokens), the
+    binding's provider where it named none, and the wake source as the surprise cause."""
+    given = dict(outcome.cost or {})
+    tokens = given.get("tokens") if isinstance(given.get("tokens"), dict) else {}
+    return {
+        "model": str(given.get("model", "none")),
+        "provider": str(given.get("provider", provider)),
+        "surprise_cause": cause,
+        "tokens": {
+            "fresh": int(tokens.get("fresh", 0)) if tokens else 0,
+            "reused": int(tokens.get("reused", 0)) if tokens else 0,
+        },
+    }
 
 
 def evaluate(

@@ -13,7 +13,7 @@ from pathlib import Path
 from .agents import AgentMemory, MemoryUnavailable, open_memory, rotate
 from .backends.base import Backend
 from .canonical import token
-from .commit import evaluate, failed
+from .commit import evaluate, failed, render_cost, skipped
 from .delegation import Delegates, render_delegating
 from .engine_types import EngineOptions, Event, Job, RunSummary, Wave
 from .fsio import disk_full
@@ -23,7 +23,6 @@ from .intent import Intent
 from .keys import caller_key, clock_key, external_key
 from .prepare import changed_inputs, pinned_versions, prepare_render
 from .protocol import (
-    Cost,
     EventKind,
     Receipt,
     ReceiptStatus,
@@ -409,7 +408,7 @@ class Engine:
             fingerprints=tokens,
             status=status,
             semantic_diff=diff,
-            cost=self._cost(node, job.wake, outcome),
+            cost=render_cost(outcome, self.providers.get(node, "none"), job.wake.source),
         )
         mark = _MARKS.get(status)
         marker = f"{label}→ {node} {mark or '✗ ' + str(diff.get('error'))}"
@@ -446,31 +445,9 @@ class Engine:
                 pending.add(subscriber)
 
     def _skip_receipt(self, node: str, decision: Decision, wake: Wake, marker: str) -> Commit:
-        head = self.heads[node]
-        receipt = build_receipt(
-            node=node,
-            prev=head.hash,
-            contract_fingerprint=decision.memo[0],
-            wake_source=wake.source,
-            wake_refs=wake.refs,
-            input_fingerprints=decision.memo[1],
-            fingerprints=head.fingerprints(self.intent.nodes[node].facets),
-            status=ReceiptStatus.SKIPPED,
-        )
+        facets = self.intent.nodes[node].facets
+        receipt = skipped(node, self.heads[node], decision.memo, wake, facets)
         return Commit(node=node, receipt=receipt, files=None, marker=marker)
-
-    def _cost(self, node: str, wake: Wake, outcome: RenderOutcome) -> Cost:
-        given = dict(outcome.cost or {})
-        tokens = given.get("tokens") if isinstance(given.get("tokens"), dict) else {}
-        return {
-            "model": str(given.get("model", "none")),
-            "provider": str(given.get("provider", self.providers.get(node, "none"))),
-            "surprise_cause": wake.source,
-            "tokens": {
-                "fresh": int(tokens.get("fresh", 0)) if tokens else 0,
-                "reused": int(tokens.get("reused", 0)) if tokens else 0,
-            },
-        }
 
     def _commit(self, run: RunDir, commits: list[Commit]) -> None:
         addresses = commit_group(self.backend, run, commits, self.options.checkpoint)
